@@ -1,0 +1,34 @@
+//===- Main.cpp - The cclc driver -----------------------------------------===//
+//
+// cclc check | parse | topo | compile: one tool, one subcommand per stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Version.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+int main(int Argc, char **Argv) {
+  CLI::App App{"cclc: compiles collective-communication algorithms (.ccl) and machine "
+               "topologies into verified schedules and kernels"};
+  App.set_version_flag("--version", std::string("cclc version ") + CCLC_VERSION);
+  App.require_subcommand(1);
+  App.fallthrough();
+
+  cclc::driver::CommonOptions Common;
+  Common.Color = isatty(STDERR_FILENO);
+  App.add_flag("--Werror", Common.WarningsAsErrors, "Treat warnings as errors");
+  App.add_flag("--color,!--no-color", Common.Color, "Colour diagnostics (default: on a terminal)");
+
+  int ExitCode = 0;
+
+  try {
+    App.parse(Argc, Argv);
+  } catch (const CLI::ParseError &E) {
+    int Status = App.exit(E);
+    return Status == 0 ? 0 : 2;
+  }
+  return ExitCode;
+}

@@ -1,0 +1,27 @@
+# lit configuration for cclc's FileCheck tests.
+import os
+
+import lit.formats
+
+config.name = "cclc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".ccl", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.cclc_obj_root, "test", "lit")
+
+# cclc and the LLVM tools (FileCheck, not) come first on PATH.
+path = os.pathsep.join([config.cclc_tools_dir, config.llvm_tools_dir,
+                        config.environment.get("PATH", os.environ["PATH"])])
+config.environment["PATH"] = path
+
+config.substitutions.append(("%algorithms", os.path.join(config.cclc_src_root, "algorithms")))
+config.substitutions.append(("%topologies",
+                             os.path.join(config.cclc_src_root, "test", "topologies")))
+config.substitutions.append(("%shared", os.path.join(config.shared_dir, "topologies")))
+
+# Tests over the real machines beside the checkout need them to be there.
+if os.path.isdir(os.path.join(config.shared_dir, "topologies")):
+    config.available_features.add("shared-topologies")
+if config.have_cuda:
+    config.available_features.add("cuda")
