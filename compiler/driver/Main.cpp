@@ -23,6 +23,8 @@ int main(int Argc, char **Argv) {
   App.add_flag("--color,!--no-color", Common.Color, "Colour diagnostics (default: on a terminal)");
 
   int ExitCode = 0;
+  cclc::driver::addCheckCommand(App, Common, ExitCode);
+  cclc::driver::addParseCommand(App, Common, ExitCode);
 
   try {
     App.parse(Argc, Argv);
