@@ -162,6 +162,10 @@ public:
   SourceRange Range; ///< Invalid for builtins.
   Type Ty;
   std::optional<int64_t> ConstValue; ///< Known value of a let bound to a constant.
+  /// Index of this variable's storage in an instantiation frame (for a
+  /// builtin, its index in builtinValues()); set by sema so that evaluation
+  /// needs no name lookups.
+  int32_t Slot = -1;
 };
 
 //===----------------------------------------------------------------------===//
@@ -281,6 +285,8 @@ struct Algorithm {
   /// Set by sema: the top-level statements that configure instantiation.
   const ChunksStmt *Chunks = nullptr;
   const RemapStmt *Remap = nullptr;
+  /// Number of frame slots the user's declarations need (see Decl::Slot).
+  int32_t NumSlots = 0;
 };
 
 /// LLVM-style casts over the Kind enums.

@@ -19,7 +19,7 @@ const std::vector<BuiltinValue> &builtinValues() {
       {"local_nranks", Type::Int, true, "ranks per node"},
       {"input", Type::Buffer, false, "the user's send buffer"},
       {"output", Type::Buffer, false, "the user's receive buffer"},
-      {"scratch", Type::Buffer, false, "a temporary buffer the size of output"},
+      {"scratch", Type::Buffer, false, "a temporary buffer the size of the larger of input and output"},
       {"ring", Type::Namespace, false, "ring facts of the current channel (needs 'on ring')"},
       {"tree", Type::Namespace, false, "tree facts of the current channel (needs 'on tree')"},
   };

@@ -4,11 +4,19 @@
 
 namespace cclc::dsl {
 
-/// Leaves one level of nesting when the parse function returns.
+/// Leaves the levels of nesting it entered when the parse function returns.
 struct NestingScope {
-  explicit NestingScope(Parser &P) : P(P), Ok(P.enterNesting()) {}
-  ~NestingScope() { --P.Depth; }
+  explicit NestingScope(Parser &P) : P(P), Ok(enter()) {}
+  ~NestingScope() { P.Depth -= Levels; }
+  /// Enters one more level. Left-nested chains (a + b + c, x[i][j], r.a.b)
+  /// deepen the tree without recursing in the parser, but sema, the printer
+  /// and the destructors recurse over them, so each link counts as nesting.
+  bool enter() {
+    ++Levels;
+    return P.enterNesting();
+  }
   Parser &P;
+  unsigned Levels = 0;
   bool Ok;
 };
 
@@ -128,7 +136,8 @@ std::unique_ptr<Algorithm> Parser::parseAlgorithm() {
     return Algo;
   }
   Algo->Body = parseBlock();
-  if (!Tok.is(TokenKind::Eof))
+  // Input nested too deep was cut short: what follows is its tail, not a second algorithm.
+  if (!Tok.is(TokenKind::Eof) && !TooDeep)
     errorAtCurrent("unexpected '" + std::string(Tok.Text) +
                    "' after the algorithm's body (one algorithm per file)");
   return Algo;
@@ -409,6 +418,8 @@ ExprPtr Parser::parseBinary(int MinPrecedence) {
   while (auto Info = binaryOpFor(Tok.Kind)) {
     if (Info->Precedence <= MinPrecedence)
       break;
+    if (!Scope.enter())
+      return nullptr;
     Token OpTok = consume();
     ExprPtr Rhs = parseBinary(Info->Precedence);
     if (!Rhs)
@@ -435,7 +446,7 @@ ExprPtr Parser::parseUnary() {
   else if (Tok.is(TokenKind::Tilde))
     Op = UnaryOp::BitNot;
   if (!Op)
-    return parsePostfix();
+    return parsePostfix(Scope);
   SourceLoc Begin = consume().Loc;
   ExprPtr Operand = parseUnary();
   if (!Operand)
@@ -443,9 +454,11 @@ ExprPtr Parser::parseUnary() {
   return std::make_unique<UnaryExpr>(rangeFrom(Begin), *Op, std::move(Operand));
 }
 
-ExprPtr Parser::parsePostfix() {
+ExprPtr Parser::parsePostfix(NestingScope &Scope) {
   ExprPtr E = parsePrimary();
   while (E) {
+    if ((Tok.is(TokenKind::Dot) || Tok.is(TokenKind::LBracket)) && !Scope.enter())
+      return nullptr;
     if (consumeIf(TokenKind::Dot)) {
       if (!Tok.is(TokenKind::Identifier)) {
         errorAtCurrent("expected a member name after '.'");

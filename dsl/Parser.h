@@ -15,6 +15,8 @@
 
 namespace cclc::dsl {
 
+struct NestingScope;
+
 class Parser {
 public:
   Parser(const SourceManager &SM, uint32_t FileId, DiagnosticEngine &Diags);
@@ -38,7 +40,8 @@ private:
   ExprPtr parseExpr();
   ExprPtr parseBinary(int MinPrecedence);
   ExprPtr parseUnary();
-  ExprPtr parsePostfix();
+  /// Member and index suffixes nest inside the caller's Scope.
+  ExprPtr parsePostfix(NestingScope &Scope);
   ExprPtr parsePrimary();
   /// Parses '(' args ')'; false after reporting a malformed list.
   bool parseCallArgs(std::vector<ExprPtr> &Args);

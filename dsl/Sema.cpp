@@ -13,9 +13,12 @@ namespace cclc::dsl {
 static const std::vector<std::unique_ptr<Decl>> &builtinDecls() {
   static const std::vector<std::unique_ptr<Decl>> Decls = [] {
     std::vector<std::unique_ptr<Decl>> Result;
-    for (const BuiltinValue &V : builtinValues())
+    for (const BuiltinValue &V : builtinValues()) {
       Result.push_back(std::make_unique<Decl>(Decl::Kind::Builtin, std::string(V.Name),
                                               SourceRange{}, V.Ty));
+      // A builtin's slot is its index in builtinValues().
+      Result.back()->Slot = static_cast<int32_t>(Result.size() - 1);
+    }
     return Result;
   }();
   return Decls;
@@ -79,7 +82,8 @@ std::vector<std::string_view> Sema::namesInScope() const {
   return Names;
 }
 
-void Sema::declare(const Decl &D) {
+void Sema::declare(Decl &D) {
+  D.Slot = Algo->NumSlots++;
   if (const Decl *Previous = lookup(D.Name)) {
     if (Previous->K == Decl::Kind::Builtin) {
       Diags.error(D.Range, "cannot redeclare builtin '" + D.Name + "'");

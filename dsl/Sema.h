@@ -59,7 +59,7 @@ private:
 
   void pushScope();
   void popScope();
-  void declare(const Decl &D);
+  void declare(Decl &D);
   const Decl *lookup(const std::string &Name) const;
   std::vector<std::string_view> namesInScope() const;
 

@@ -21,6 +21,7 @@ struct CommonOptions {
 
 void addCheckCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 void addParseCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
+void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 void addTopoCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 
 } // namespace cclc::driver

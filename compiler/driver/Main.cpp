@@ -25,6 +25,8 @@ int main(int Argc, char **Argv) {
   int ExitCode = 0;
   cclc::driver::addCheckCommand(App, Common, ExitCode);
   cclc::driver::addParseCommand(App, Common, ExitCode);
+  cclc::driver::addTopoCommand(App, Common, ExitCode);
+  cclc::driver::addCompileCommand(App, Common, ExitCode);
 
   try {
     App.parse(Argc, Argv);

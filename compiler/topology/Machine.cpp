@@ -1,0 +1,35 @@
+//===- Machine.cpp - A topology file, searched and connected --------------===//
+
+#include "compiler/topology/Machine.h"
+#include "compiler/topology/Search.h"
+#include "dsl/Assert.h"
+
+#include <algorithm>
+
+namespace cclc::topo {
+
+static const TopoGraph &graphWithId(const std::vector<TopoGraph> &Graphs, int Id) {
+  auto It = std::find_if(Graphs.begin(), Graphs.end(),
+                         [Id](const TopoGraph &G) { return G.Id == Id; });
+  CCLC_ASSERT(It != Graphs.end(), "searchAll always produces ring and tree graphs");
+  return *It;
+}
+
+const TopoGraph &Machine::ringGraph() const { return graphWithId(Graphs, 0); }
+const TopoGraph &Machine::treeGraph() const { return graphWithId(Graphs, 1); }
+
+std::optional<Machine> loadMachine(const std::string &Path, int NumNodes, SourceManager &SM,
+                                   DiagnosticEngine &Diags) {
+  std::optional<System> Sys = loadSystem(Path, SM, Diags);
+  if (!Sys)
+    return std::nullopt;
+  Machine M;
+  M.NumNodes = NumNodes;
+  M.Graphs = searchAll(*Sys, NumNodes);
+  M.Sys = std::move(*Sys);
+  prepareSystem(M.Sys, NumNodes);
+  M.Conn = connectNodes(M.ringGraph(), M.treeGraph(), ConnectOptions{NumNodes, M.Sys.minSm()});
+  return M;
+}
+
+} // namespace cclc::topo
