@@ -1,5 +1,20 @@
-# The README's main job, run by the `demo` target: cclc on the shipped defaults.
-execute_process(COMMAND ${CCLC} --version RESULT_VARIABLE Status)
-if(NOT Status EQUAL 0)
-  message(FATAL_ERROR "cclc failed")
-endif()
+# The README's main job, run by the `demo` target on what the project ships:
+# check the algorithm library, search the bundled 8-GPU machine whose GPU0-GPU1
+# NVLink is broken, and compile the butterfly allreduce for it.
+set(Topology ${SOURCE_DIR}/test/topologies/mesh8-broken-0-1.xml)
+file(GLOB Algorithms ${SOURCE_DIR}/algorithms/*.ccl)
+
+function(run Title)
+  message(STATUS "")
+  message(STATUS "== ${Title}")
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE Status)
+  if(NOT Status EQUAL 0)
+    message(FATAL_ERROR "failed (status ${Status}): ${ARGN}")
+  endif()
+endfunction()
+
+run("cclc check algorithms/*.ccl" ${CCLC} check ${Algorithms})
+run("cclc topo mesh8-broken-0-1.xml" ${CCLC} topo ${Topology} --emit=text)
+run("cclc compile butterfly-allreduce.ccl for mesh8-broken-0-1.xml"
+    ${CCLC} compile ${SOURCE_DIR}/algorithms/butterfly-allreduce.ccl --topo ${Topology}
+    --emit=schedule)

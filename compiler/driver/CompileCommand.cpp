@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Output.h"
 
+#include "compiler/cost/Explain.h"
+#include "compiler/passes/Pipeline.h"
 #include "compiler/schedule/Instantiate.h"
 #include "compiler/schedule/Placement.h"
 #include "compiler/schedule/ScheduleText.h"
@@ -16,6 +19,8 @@
 #include "dsl/Frontend.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -34,21 +39,103 @@ struct CompileOptions {
   int BufferSlots = 2;
   std::string Emit = "schedule";
   std::string Output = "-";
+  /// Channels for flat algorithms; 0 means as many as the target has rings.
+  int Channels = 0;
+  passes::PipelineOptions Pipeline;
+  /// Print the cost model's predictions and compare with the library.
+  bool Explain = false;
+  /// Where --explain finds the library algorithms to compare with.
+  std::string Algorithms = CCLC_ALGORITHMS_DIR;
 };
 
-/// Runs Write on the file named by Path, or on stdout for "-".
-template <typename Fn> bool writeOutput(const std::string &Path, DiagnosticEngine &Diags, Fn Write) {
-  if (Path == "-") {
-    Write(std::cout);
-    return true;
+/// Places, instantiates, verifies and optimizes Algo for Target, printing what
+/// the passes are asked to print to Log. Nullopt after a diagnostic.
+std::optional<sched::Schedule> buildSchedule(const dsl::Algorithm &Algo, const sched::Target &Target,
+                                             const CompileOptions &Opts, std::ostream &Log,
+                                             DiagnosticEngine &Diags) {
+  sched::InstantiateOptions InstOpts;
+  InstOpts.Root = Opts.Root;
+  InstOpts.BufferSlots = Opts.BufferSlots;
+  const dsl::RemapStmt *Remap = Algo.Remap;
+  bool AutoRemap = Remap && Remap->TheForm == dsl::RemapStmt::Form::Auto;
+  if (AutoRemap) {
+    std::optional<std::vector<int32_t>> Placement =
+        sched::placeAuto(Algo, Target, InstOpts, Diags);
+    if (!Placement)
+      return std::nullopt;
+    InstOpts.Placement = std::move(*Placement);
   }
-  std::ofstream OS(Path);
-  if (!OS) {
-    Diags.error(SourceLoc{}, "cannot write '" + Path + "'");
-    return false;
+  std::optional<sched::Schedule> Schedule = sched::instantiate(Algo, Target, InstOpts, Diags);
+  if (!Schedule)
+    return std::nullopt;
+  if (!verify::verifySchedule(*Schedule, Diags))
+    return std::nullopt;
+  if (Remap && !AutoRemap)
+    sched::checkRemapLinks(*Schedule, Target, *Remap, Diags);
+
+  passes::PipelineOptions Pipeline = Opts.Pipeline;
+  Pipeline.Channels =
+      Opts.Channels ? Opts.Channels : std::max(1, static_cast<int>(Target.Rings.size()));
+  if (!passes::runPipeline(*Schedule, Pipeline, Log, Diags))
+    return std::nullopt;
+  if (!verify::verifySchedule(*Schedule, Diags)) {
+    Diags.note(SourceLoc{}, "the schedule fails verification after the optimization passes; "
+                            "--disable-pass=NAME and --print-after=NAME find the pass at fault");
+    return std::nullopt;
   }
-  Write(OS);
-  return true;
+  return Schedule;
+}
+
+/// --explain: the cost model's table for S, then S against the library's
+/// algorithms of the same collective on the same target (those that compile
+/// for it); the sizes where S wins become the plan's size window.
+void explain(const sched::Schedule &S, const sched::Target &Target, const CompileOptions &Opts,
+             SourceManager &SM, emit::PlanInfo &Info) {
+  cost::CostModel Model(Target);
+  std::vector<uint64_t> Sizes = cost::explainSizes();
+  std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, Model.predict(S, Sizes)}};
+  cost::printPredictions(S.Algorithm, Target.Description, Curves[0].Points, std::cout);
+
+  std::vector<std::filesystem::path> Library;
+  std::error_code Error;
+  for (const auto &Entry : std::filesystem::directory_iterator(Opts.Algorithms, Error))
+    if (Entry.path().extension() == ".ccl")
+      Library.push_back(Entry.path());
+  std::sort(Library.begin(), Library.end());
+  // Library algorithms that do not fit this target are left out silently, and
+  // the user's pass printing is for the compiled algorithm only.
+  DiagnosticEngine Quiet(SM);
+  Quiet.setSilent(true);
+  CompileOptions LibraryOpts = Opts;
+  LibraryOpts.Pipeline.PrintAfter.clear();
+  LibraryOpts.Pipeline.Stats = false;
+  std::ostream Discard(nullptr);
+  dsl::OperationCatalog Ops;
+  for (const std::filesystem::path &File : Library) {
+    std::string LoadError;
+    std::optional<uint32_t> Id = SM.loadFile(File.string(), LoadError);
+    std::unique_ptr<dsl::Algorithm> Algo = Id ? dsl::parseAndCheck(*Id, Ops, Quiet) : nullptr;
+    if (!Algo || Algo->Collective != S.Collective || Algo->Name == S.Algorithm)
+      continue;
+    if (std::optional<sched::Schedule> Other = buildSchedule(*Algo, Target, LibraryOpts, Discard, Quiet))
+      Curves.push_back({Other->Algorithm, Model.predict(*Other, Sizes)});
+  }
+  if (Curves.size() == 1) {
+    std::cout << "compare: no other " << dsl::collectiveName(S.Collective)
+              << " algorithm in " << Opts.Algorithms << " compiles for this target\n";
+    return;
+  }
+  cost::printComparison(Curves, std::cout);
+  std::optional<cost::SizeWindow> Window = cost::fastestWindow(Curves, 0);
+  if (!Window) {
+    std::cout << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
+    return;
+  }
+  Info.MinBytes = Window->MinBytes;
+  Info.MaxBytes = Window->MaxBytes;
+  std::cout << "window: " << S.Algorithm << " from " << cost::formatBytes(Window->MinBytes)
+            << (Window->MaxBytes ? " to " + cost::formatBytes(*Window->MaxBytes) : " up")
+            << "\n";
 }
 
 int compile(const CompileOptions &Opts, const CommonOptions &Common) {
@@ -82,29 +169,18 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
     Target = sched::flatTarget(Opts.NRanks);
   }
 
-  sched::InstantiateOptions InstOpts;
-  InstOpts.Root = Opts.Root;
-  InstOpts.BufferSlots = Opts.BufferSlots;
-  const dsl::RemapStmt *Remap = Algo->Remap;
-  bool AutoRemap = Remap && Remap->TheForm == dsl::RemapStmt::Form::Auto;
-  if (AutoRemap) {
-    std::optional<std::vector<int32_t>> Placement =
-        sched::placeAuto(*Algo, Target, InstOpts, Diags);
-    if (!Placement)
-      return 1;
-    InstOpts.Placement = std::move(*Placement);
-  }
-  std::optional<sched::Schedule> Schedule = sched::instantiate(*Algo, Target, InstOpts, Diags);
+  std::optional<sched::Schedule> Schedule = buildSchedule(*Algo, Target, Opts, std::cerr, Diags);
   if (!Schedule)
     return 1;
-  if (!verify::verifySchedule(*Schedule, Diags))
-    return 1;
-  if (Remap && !AutoRemap)
-    sched::checkRemapLinks(*Schedule, Target, *Remap, Diags);
 
+  emit::PlanInfo Info;
+  Info.Source = Opts.File;
+  Info.Target = Target.Description;
+  Info.Generator = generatorName();
+  if (Opts.Explain)
+    explain(*Schedule, Target, Opts, SM, Info);
   bool Written = writeOutput(Opts.Output, Diags, [&](std::ostream &OS) {
-    if (Opts.Emit == "schedule")
-      sched::printSchedule(*Schedule, OS);
+    emitSchedule(*Schedule, Opts.Emit, Info, OS, Diags);
   });
   return Written && !Diags.hasErrors() ? 0 : 1;
 }
@@ -134,10 +210,34 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   Cmd->add_option("--emit", Opts->Emit, "Output format")
-      ->check(CLI::IsMember({"schedule"}))
+      ->check(CLI::IsMember(scheduleFormats()))
       ->capture_default_str();
   Cmd->add_option("-o,--output", Opts->Output, "Output file ('-' for stdout)")
       ->capture_default_str();
+  Cmd->add_option("--chunks-factor", Opts->Pipeline.ChunksFactor,
+                  "Split every chunk into F sub-chunks and pipeline the steps over them")
+      ->check(CLI::Range(1, 1 << 16))
+      ->capture_default_str();
+  Cmd->add_option("--channels", Opts->Channels,
+                  "Channels a flat algorithm runs on (default: the target's ring channels)")
+      ->check(CLI::Range(1, 1024));
+  std::vector<std::string> PassNames = passes::passNames();
+  Cmd->add_option("--disable-pass", Opts->Pipeline.Disabled, "Do not run pass NAME")
+      ->check(CLI::IsMember(PassNames));
+  PassNames.push_back("all");
+  Cmd->add_option("--print-after", Opts->Pipeline.PrintAfter,
+                  "Print the schedule to stderr after pass NAME ('all': after every pass)")
+      ->check(CLI::IsMember(PassNames));
+  Cmd->add_flag("--verify-each", Opts->Pipeline.VerifyEach,
+                "Verify the schedule after every pass, not only at the end");
+  Cmd->add_flag("--explain", Opts->Explain,
+                "Print predicted time and bandwidth per message size, compare with the "
+                "library's algorithms of the same collective, and record in the plan the "
+                "sizes where this algorithm is the fastest");
+  Cmd->add_option("--algorithms", Opts->Algorithms,
+                  "Library algorithms --explain compares with")
+      ->capture_default_str();
+  Cmd->add_flag("--stats", Opts->Pipeline.Stats, "Print what every pass did to stderr");
   Cmd->callback([Cmd, Topo, NRanks, Opts, &Common, &ExitCode] {
     if (!*Topo && !*NRanks)
       throw CLI::RequiredError("compile needs a target: --topo FILE or --nranks N");

@@ -27,6 +27,7 @@ int main(int Argc, char **Argv) {
   cclc::driver::addParseCommand(App, Common, ExitCode);
   cclc::driver::addTopoCommand(App, Common, ExitCode);
   cclc::driver::addCompileCommand(App, Common, ExitCode);
+  cclc::driver::addPlanCommands(App, Common, ExitCode);
 
   try {
     App.parse(Argc, Argv);

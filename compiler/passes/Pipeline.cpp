@@ -30,7 +30,8 @@ std::nullopt_t outOfRange(DiagnosticEngine &Diags, const sched::Schedule &S,
                           const std::string &Option, int32_t Value, int32_t Limit) {
   Diags.error(SourceLoc{}, Option + " " + std::to_string(Value) + " is too large for '" +
                                S.Algorithm + "' on " + std::to_string(S.NRanks) +
-                               " ranks (at most " + std::to_string(Limit) + ")");
+                               (S.NRanks == 1 ? " rank" : " ranks") + " (at most " +
+                               std::to_string(Limit) + ")");
   return std::nullopt;
 }
 

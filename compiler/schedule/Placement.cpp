@@ -229,12 +229,15 @@ std::vector<int32_t> improvePlacement(int32_t NRanks, const std::vector<CommPair
 /// Diagnostics list at most this many pairs of each kind.
 constexpr size_t MaxListed = 8;
 
-/// "GPU0-GPU1 has no NVLink (path NVB)".
-static std::string missingLink(const LinkTable &Links, int32_t P, int32_t Q) {
-  const RankLink &L = Links.link(P, Q);
-  return Links.rankName(P) + "-" + Links.rankName(Q) + " has no " +
-         cost::linkClassName(Links.best().Type) + " (path " +
-         std::string(topo::pathTypeName(L.Type)) + ")";
+/// "GPU0-GPU1".
+static std::string pairName(const LinkTable &Links, int32_t P, int32_t Q) {
+  return Links.rankName(P) + "-" + Links.rankName(Q);
+}
+
+/// "has no NVLink (path NVB)": what a pair of physical ranks lacks.
+static std::string lacking(const LinkTable &Links, int32_t P, int32_t Q) {
+  return "has no " + cost::linkClassName(Links.best().Type) + " (path " +
+         std::string(topo::pathTypeName(Links.link(P, Q).Type)) + ")";
 }
 
 /// The error for `remap auto` when no placement exists: the logical pairs
@@ -256,7 +259,7 @@ static void diagnoseNoPlacement(const dsl::RemapStmt &Remap, const Target &T,
       break;
     Diags.note(P.Loc, "logical ranks " + std::to_string(P.A) + " and " + std::to_string(P.B) +
                           " communicate here; the closest placement puts them on " +
-                          missingLink(Links, PA, PB));
+                          pairName(Links, PA, PB) + ", which " + lacking(Links, PA, PB));
   }
   std::vector<std::pair<int32_t, int32_t>> Missing;
   for (int32_t P = 0; P < T.LocalRanks; ++P)
@@ -264,7 +267,8 @@ static void diagnoseNoPlacement(const dsl::RemapStmt &Remap, const Target &T,
       if (!Good(P, Q) || !Good(Q, P))
         Missing.emplace_back(P, Q);
   for (size_t I = 0; I < Missing.size() && I < MaxListed; ++I)
-    Diags.note(Remap.Range, missingLink(Links, Missing[I].first, Missing[I].second));
+    Diags.note(Remap.Range, pairName(Links, Missing[I].first, Missing[I].second) + " " +
+                                lacking(Links, Missing[I].first, Missing[I].second));
   if (Missing.size() > MaxListed)
     Diags.note(Remap.Range, "and " + std::to_string(Missing.size() - MaxListed) +
                                 " more pairs of GPUs without an " + Class);
@@ -322,7 +326,8 @@ void checkRemapLinks(const Schedule &S, const Target &T, const dsl::RemapStmt &R
     Diags.warning(Remap.Range, "remap puts communicating logical ranks " +
                                    std::to_string(LogicalOf[P.A]) + " and " +
                                    std::to_string(LogicalOf[P.B]) + " on " +
-                                   missingLink(Links, P.A, P.B));
+                                   pairName(Links, P.A, P.B) + ", which " +
+                                   lacking(Links, P.A, P.B));
     Diags.note(P.Loc, "they communicate here");
   }
 }

@@ -78,6 +78,9 @@ private:
   /// The attribute's text, or nullopt after reporting that it is missing.
   std::optional<std::string> requireAttr(pugi::xml_node Element, const char *Attr);
   void reportInvalid(pugi::xml_node Element, const char *Attr, const std::string &Value);
+  /// Reads attribute Attr through Parse, which is false for an invalid
+  /// value; false after reporting a missing or invalid value.
+  template <typename ParseFn> bool readAttr(pugi::xml_node Element, const char *Attr, ParseFn Parse);
   /// Reads an integer attribute in [Min, Max]; false after reporting.
   bool readInt(pugi::xml_node Element, const char *Attr, int64_t Min, int64_t Max, int64_t &Out);
   bool readFloat(pugi::xml_node Element, const char *Attr, float &Out);
@@ -143,39 +146,37 @@ void GraphXmlReader::reportInvalid(pugi::xml_node Element, const char *Attr,
                                           Attr + "' value '" + Value + "'");
 }
 
-bool GraphXmlReader::readInt(pugi::xml_node Element, const char *Attr, int64_t Min, int64_t Max,
-                             int64_t &Out) {
+template <typename ParseFn>
+bool GraphXmlReader::readAttr(pugi::xml_node Element, const char *Attr, ParseFn Parse) {
   std::optional<std::string> Value = requireAttr(Element, Attr);
   if (!Value)
     return false;
-  if (!parseInteger(*Value, Out) || Out < Min || Out > Max) {
+  if (!Parse(*Value)) {
     reportInvalid(Element, Attr, *Value);
     return false;
   }
   return true;
+}
+
+bool GraphXmlReader::readInt(pugi::xml_node Element, const char *Attr, int64_t Min, int64_t Max,
+                             int64_t &Out) {
+  return readAttr(Element, Attr, [&](const std::string &Value) {
+    return parseInteger(Value, Out) && Out >= Min && Out <= Max;
+  });
 }
 
 bool GraphXmlReader::readFloat(pugi::xml_node Element, const char *Attr, float &Out) {
-  std::optional<std::string> Value = requireAttr(Element, Attr);
-  if (!Value)
-    return false;
-  if (!parseFloat(*Value, Out)) {
-    reportInvalid(Element, Attr, *Value);
-    return false;
-  }
-  return true;
+  return readAttr(Element, Attr, [&](const std::string &Value) { return parseFloat(Value, Out); });
 }
 
 bool GraphXmlReader::readPathType(pugi::xml_node Element, const char *Attr, PathType &Out) {
-  std::optional<std::string> Value = requireAttr(Element, Attr);
-  if (!Value)
-    return false;
-  if (!parsePathType(*Value, Out) || Out == PathType::DIS) {
-    reportInvalid(Element, Attr, *Value);
+  if (readAttr(Element, Attr, [&](const std::string &Value) {
+        return parsePathType(Value, Out) && Out != PathType::DIS;
+      }))
+    return true;
+  if (Element.attribute(Attr))
     Diags.note(SourceLoc{}, std::string("path types are ") + PathTypeList);
-    return false;
-  }
-  return true;
+  return false;
 }
 
 void GraphXmlReader::noteDevFormat(const std::string &Value) {
@@ -202,18 +203,16 @@ bool GraphXmlReader::readChannel(pugi::xml_node Element, TopoGraph &Graph) {
       warnUnknown(Sub, Element);
       continue;
     }
-    std::optional<std::string> Value = requireAttr(Sub, "dev");
     int64_t Dev = 0;
-    if (!Value) {
+    if (!readAttr(Sub, "dev", [&](const std::string &Value) {
+          if (!parseInteger(Value, Dev))
+            return false;
+          noteDevFormat(Value);
+          return true;
+        })) {
       Ok = false;
       continue;
     }
-    if (!parseInteger(*Value, Dev)) {
-      reportInvalid(Sub, "dev", *Value);
-      Ok = false;
-      continue;
-    }
-    noteDevFormat(*Value);
     if (Name == "net") {
       if (Nets.size() == 2) {
         Diags.error(rangeOf(Sub), "<channel> has more than two <net> elements (entry and exit)");

@@ -32,19 +32,22 @@ static std::string rankList(const uint64_t *Bits, size_t Words) {
 }
 
 ContentArray::ContentArray(size_t Size, int32_t NRanks)
-    : NRanks(NRanks), Words((static_cast<size_t>(NRanks) + 63) / 64), Labels(Size, Undefined),
-      Bits(Size * Words, 0) {}
+    : NRanks(NRanks), Words((static_cast<size_t>(NRanks) + 63) / 64), Stride(Words + 1),
+      Records(Size * Stride, 0) {
+  for (size_t I = 0; I < Size; ++I)
+    setLabel(I, Undefined);
+}
 
 void ContentArray::setSingle(size_t I, int32_t Label, int32_t Rank) {
   CCLC_ASSERT(Rank >= 0 && Rank < NRanks, "rank out of range");
-  Labels[I] = Label;
+  setLabel(I, Label);
   uint64_t *B = bits(I);
   std::fill(B, B + Words, 0);
   B[Rank / 64] = uint64_t(1) << (Rank % 64);
 }
 
 void ContentArray::setAllRanks(size_t I, int32_t Label) {
-  Labels[I] = Label;
+  setLabel(I, Label);
   uint64_t *B = bits(I);
   std::fill(B, B + Words, ~uint64_t(0));
   if (NRanks % 64 != 0)
@@ -52,8 +55,7 @@ void ContentArray::setAllRanks(size_t I, int32_t Label) {
 }
 
 void ContentArray::copyFrom(size_t I, const ContentArray &From, size_t J) {
-  Labels[I] = From.Labels[J];
-  std::copy_n(From.bits(J), Words, bits(I));
+  std::copy_n(From.Records.data() + J * Stride, Stride, Records.data() + I * Stride);
 }
 
 int32_t ContentArray::firstSharedRank(size_t I, const ContentArray &From, size_t J) const {
@@ -72,12 +74,13 @@ void ContentArray::mergeFrom(size_t I, const ContentArray &From, size_t J) {
 }
 
 bool ContentArray::sameAs(size_t I, const ContentArray &Other, size_t J) const {
-  return Labels[I] == Other.Labels[J] && std::equal(bits(I), bits(I) + Words, Other.bits(J));
+  return std::equal(Records.data() + I * Stride, Records.data() + (I + 1) * Stride,
+                    Other.Records.data() + J * Stride);
 }
 
 std::string ContentArray::describe(size_t I) const {
-  CCLC_ASSERT(Labels[I] >= 0, "describing a chunk without data");
-  std::string Data = "input[" + std::to_string(Labels[I]) + "] of ";
+  CCLC_ASSERT(label(I) >= 0, "describing a chunk without data");
+  std::string Data = "input[" + std::to_string(label(I)) + "] of ";
   const uint64_t *B = bits(I);
   int32_t Count = 0;
   for (size_t W = 0; W < Words; ++W)

@@ -8,8 +8,9 @@
 // wrong ranks. The rank set is a bitset of NRanks bits; combining two sets
 // that intersect is double counting.
 //
-// Arrays are flat (one label vector, one bit vector) so that a 1024-rank
-// schedule costs two allocations per buffer instead of one per chunk.
+// An array is one flat vector of records, a label word followed by the rank
+// bits, so that a 1024-rank schedule costs one allocation per buffer instead
+// of one per chunk, and a step touches one contiguous record per chunk.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,16 +34,15 @@ public:
   /// Size undefined chunks over NRanks ranks.
   ContentArray(size_t Size, int32_t NRanks);
 
-  size_t size() const { return Labels.size(); }
-  int32_t label(size_t I) const { return Labels[I]; }
-  bool isDefined(size_t I) const { return Labels[I] != Undefined; }
-  bool isPoisoned(size_t I) const { return Labels[I] == Poisoned; }
+  int32_t label(size_t I) const { return static_cast<int32_t>(Records[I * Stride]); }
+  bool isDefined(size_t I) const { return label(I) != Undefined; }
+  bool isPoisoned(size_t I) const { return label(I) == Poisoned; }
 
   /// Input chunk Label of one rank.
   void setSingle(size_t I, int32_t Label, int32_t Rank);
   /// Input chunk Label reduced over every rank.
   void setAllRanks(size_t I, int32_t Label);
-  void poison(size_t I) { Labels[I] = Poisoned; }
+  void poison(size_t I) { setLabel(I, Poisoned); }
   void copyFrom(size_t I, const ContentArray &From, size_t J);
   /// The lowest rank both chunks hold, or -1 when their rank sets are disjoint.
   int32_t firstSharedRank(size_t I, const ContentArray &From, size_t J) const;
@@ -57,13 +57,16 @@ public:
   std::string describeMissing(size_t I, const ContentArray &Other, size_t J) const;
 
 private:
-  const uint64_t *bits(size_t I) const { return Bits.data() + I * Words; }
-  uint64_t *bits(size_t I) { return Bits.data() + I * Words; }
+  void setLabel(size_t I, int32_t Label) {
+    Records[I * Stride] = static_cast<uint64_t>(static_cast<int64_t>(Label));
+  }
+  const uint64_t *bits(size_t I) const { return Records.data() + I * Stride + 1; }
+  uint64_t *bits(size_t I) { return Records.data() + I * Stride + 1; }
 
   int32_t NRanks = 0;
-  size_t Words = 0;
-  std::vector<int32_t> Labels;
-  std::vector<uint64_t> Bits;
+  size_t Words = 0;  ///< Bit words per chunk.
+  size_t Stride = 1; ///< Words per record: the label, then the bits.
+  std::vector<uint64_t> Records;
 };
 
 } // namespace cclc::verify

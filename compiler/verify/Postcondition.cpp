@@ -8,22 +8,26 @@ namespace cclc::verify {
 using dsl::CollectiveKind;
 
 OutputExpectation expectedOutput(const sched::Schedule &S, int32_t Rank, int32_t Chunk) {
-  const int32_t PerUnit = S.chunksPerUnit();
-  const int32_t Unit = Chunk / PerUnit;
-  const int32_t InUnit = Chunk % PerUnit;
+  using sched::BufferKind;
+  const int32_t Channel = S.channelOfChunk(BufferKind::Output, Chunk);
+  const int32_t Unit = S.unitOfChunk(BufferKind::Output, Chunk);
+  const int32_t Piece = Chunk % S.ChunksPerChannel;
+  auto Input = [&](int32_t InputUnit) {
+    return S.chunkIndex(BufferKind::Input, Channel, InputUnit, Piece);
+  };
   switch (S.Collective) {
   case CollectiveKind::AllReduce:
-    return {true, Chunk, -1};
+    return {true, Input(0), -1};
   case CollectiveKind::Reduce:
-    return {Rank == S.Root, Chunk, -1};
+    return {Rank == S.Root, Input(0), -1};
   case CollectiveKind::Broadcast:
-    return {true, Chunk, S.Root};
+    return {true, Input(0), S.Root};
   case CollectiveKind::AllGather:
-    return {true, InUnit, Unit};
+    return {true, Input(0), Unit};
   case CollectiveKind::ReduceScatter:
-    return {true, Rank * PerUnit + InUnit, -1};
+    return {true, Input(Rank), -1};
   case CollectiveKind::AllToAll:
-    return {true, Rank * PerUnit + InUnit, Unit};
+    return {true, Input(Rank), Unit};
   }
   CCLC_UNREACHABLE("unknown collective");
 }

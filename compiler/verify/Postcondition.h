@@ -2,15 +2,15 @@
 //
 // The end state the verifier proves, per collective, stated for one output
 // chunk in the terms of Contents.h: which input chunk's data it holds and of
-// which ranks. Buffers are laid out as Schedule.h's bufferUnits says: unit u
-// of a multi-unit buffer is chunks [u * chunksPerUnit, (u + 1) * chunksPerUnit).
+// which ranks. Chunks are named by channel h, unit u and piece j as in the
+// grid of Schedule.h; output piece (h, u, j) must hold input piece:
 //
-//   allreduce       every rank's output[c]: input[c] of all ranks
-//   reduce          root's output[c]: input[c] of all ranks (others: anything)
-//   broadcast       every rank's output[c]: input[c] of the root
-//   allgather       output unit u, chunk k: input[k] of rank u
-//   reduce_scatter  rank r's output[k]: input unit r, chunk k, of all ranks
-//   alltoall        rank r's output unit u, chunk k: input unit r, chunk k, of rank u
+//   allreduce       every rank: (h, 0, j) of all ranks
+//   reduce          the root: (h, 0, j) of all ranks (other ranks: anything)
+//   broadcast       every rank: (h, 0, j) of the root
+//   allgather       every rank: (h, 0, j) of rank u
+//   reduce_scatter  rank r: (h, r, j) of all ranks
+//   alltoall        rank r: (h, r, j) of rank u
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -767,7 +767,7 @@ void Verifier::checkPostcondition() {
       const Writer &W = Out.Writers[Chunk];
       if (W.Channel < 0) {
         // Nothing wrote it: point at the end of the channel that owns it.
-        const int32_t Owner = (Chunk % S.chunksPerUnit()) / S.ChunksPerChannel;
+        const int32_t Owner = S.channelOfChunk(BufferKind::Output, Chunk);
         const std::vector<Step> &Steps = S.Ranks[R].Channels[Owner].Steps;
         errorAt(Steps.empty() ? SourceLoc{} : Steps.back().Loc,
                 Name + " ends without data, but " + Needs + " (channel " +

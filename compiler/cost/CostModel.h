@@ -1,0 +1,86 @@
+//===- CostModel.h - Predicted time of a schedule ---------------*- C++ -*-===//
+//
+// An alpha-beta model of every link, driven through the schedule's own
+// execution model (Schedule.h): each rank runs each channel's steps in order,
+// a send takes the link's latency plus bytes / bandwidth (alpha + n * beta per
+// message, so cutting a message in F pieces costs F alphas), its message is
+// there when it ends, a receive waits for its message, a send waits while the
+// connection's BufferSlots messages are still unconsumed, and the two halves
+// of an exchange (WithNext) start together. Simulating the steps, rather than
+// counting them, captures what closed formulas miss: pipelining across ranks
+// after chunking, trees whose levels overlap, and ranks idling at barriers
+// the algorithm imposes.
+//
+// Links come from the LinkTable: the GPU-to-GPU path's bandwidth, shared by
+// the channels that send over the same directed pair, and a latency per path
+// class taken from NCCL's tuning model (the per-hop "hardware" latencies of
+// its LL protocol: NVLink 0.6 us, PCI 1 us, network 2.7 us) plus its base
+// launch latency once per collective. Without a topology every pair gets
+// DefaultLink. Local copies and reductions run at NCCL's LOC bandwidth. One
+// protocol for all sizes (low latency and full bandwidth at once) makes the
+// model optimistic at both ends, but the same for every algorithm, so the
+// comparisons it exists for hold.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/cost/LinkTable.h"
+#include "compiler/schedule/Schedule.h"
+#include "compiler/schedule/Target.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace cclc::cost {
+
+/// NCCL's base latency of a collective launch (ring, LL protocol), in us.
+constexpr double LaunchLatencyUs = 6.6;
+
+/// The latency of one message over a path of this type, in us.
+double linkLatencyUs(topo::PathType Type);
+
+/// nccl-tests' bus bandwidth factor: busbw = algbw * factor (allreduce
+/// 2(n-1)/n; allgather, reduce_scatter and alltoall (n-1)/n; broadcast and
+/// reduce 1).
+double busBwFactor(dsl::CollectiveKind Kind, int32_t NRanks);
+
+/// The message size nccl-tests reports for a schedule: the larger of the
+/// input and output buffers, in bytes, for a per-unit size of UnitBytes.
+uint64_t messageBytes(const sched::Schedule &S, uint64_t UnitBytes);
+
+/// One predicted point: a message size and how fast the schedule moves it.
+struct Prediction {
+  uint64_t Bytes = 0;
+  double TimeUs = 0;
+  double AlgBwGBs = 0; ///< Bytes / time.
+  double BusBwGBs = 0; ///< AlgBw * busBwFactor.
+  int32_t ChunkFactor = 1; ///< The chunking pass's factor that gave this time.
+};
+
+/// Chunk factors predict() tries: 1, 2, 4, ..., MaxChunkFactor.
+constexpr int32_t MaxChunkFactor = 64;
+
+class CostModel {
+public:
+  explicit CostModel(const sched::Target &T) : Links(T) {}
+
+  /// Simulated time, in us, of one run of S on a message of Bytes bytes
+  /// (the size messageBytes measures), launch latency included.
+  double simulate(const sched::Schedule &S, uint64_t Bytes) const;
+
+  /// For every size, the time of S chunked by the best factor: S is
+  /// chunked (by the chunking pass) once per candidate factor and every
+  /// variant simulated. Ties go to the smaller factor.
+  std::vector<Prediction> predict(const sched::Schedule &S,
+                                  const std::vector<uint64_t> &Sizes) const;
+
+  const LinkTable &links() const { return Links; }
+
+private:
+  LinkTable Links;
+};
+
+/// The sizes --explain tabulates: 1 KiB to 1 GiB in powers of 4.
+std::vector<uint64_t> explainSizes();
+
+} // namespace cclc::cost

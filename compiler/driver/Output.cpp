@@ -1,0 +1,53 @@
+//===- Output.cpp - Writing what a subcommand emits -----------------------===//
+
+#include "Output.h"
+#include "Version.h"
+
+#include "compiler/emit/MscclXml.h"
+#include "compiler/emit/ScheduleDot.h"
+#include "compiler/schedule/ScheduleText.h"
+#include "dsl/Assert.h"
+
+#include <fstream>
+#include <iostream>
+
+namespace cclc::driver {
+
+const std::vector<std::string> &scheduleFormats() {
+  static const std::vector<std::string> Formats = {"schedule", "json", "msccl-xml", "dot"};
+  return Formats;
+}
+
+bool writeOutput(const std::string &Path, DiagnosticEngine &Diags,
+                 const std::function<void(std::ostream &)> &Write) {
+  if (Path == "-") {
+    Write(std::cout);
+    return true;
+  }
+  std::ofstream OS(Path);
+  if (!OS) {
+    Diags.error(SourceLoc{}, "cannot write '" + Path + "'");
+    return false;
+  }
+  Write(OS);
+  return true;
+}
+
+bool emitSchedule(const sched::Schedule &S, const std::string &Format,
+                  const emit::PlanInfo &Info, std::ostream &OS, DiagnosticEngine &Diags) {
+  if (Format == "schedule")
+    sched::printSchedule(S, OS);
+  else if (Format == "json")
+    OS << emit::scheduleToPlan(S, Info).dump(2) << '\n';
+  else if (Format == "msccl-xml")
+    return emit::writeMscclXml(S, Info, OS, Diags);
+  else if (Format == "dot")
+    emit::printScheduleDot(S, OS);
+  else
+    CCLC_UNREACHABLE("unknown schedule format");
+  return true;
+}
+
+std::string generatorName() { return std::string("cclc ") + CCLC_VERSION; }
+
+} // namespace cclc::driver

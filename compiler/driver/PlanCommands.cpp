@@ -1,0 +1,79 @@
+//===- PlanCommands.cpp - cclc plan-check and cclc import-msccl -----------===//
+//
+// Both read a schedule that cclc did not just compile (a plan the runtime
+// will load, an MSCCL-IR algorithm), check every field, prove it with the
+// verifier as `compile` does, and write it in any emit format.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Output.h"
+
+#include "compiler/emit/MscclImport.h"
+#include "compiler/emit/PlanJson.h"
+#include "compiler/verify/Verifier.h"
+
+#include <CLI/CLI.hpp>
+
+namespace cclc::driver {
+
+namespace {
+
+struct ReadOptions {
+  std::string File;
+  std::string Emit = "schedule";
+  std::string Output = "-";
+};
+
+using Reader = std::optional<emit::Plan> (*)(uint32_t, SourceManager &, DiagnosticEngine &);
+
+int readVerifyEmit(const ReadOptions &Opts, const CommonOptions &Common, Reader Read) {
+  SourceManager SM;
+  DiagnosticEngine Diags(SM);
+  Diags.setWarningsAsErrors(Common.WarningsAsErrors);
+  Diags.setUseColor(Common.Color);
+  std::string Error;
+  std::optional<uint32_t> Id = SM.loadFile(Opts.File, Error);
+  if (!Id) {
+    Diags.error(SourceLoc{}, Error);
+    return 1;
+  }
+  std::optional<emit::Plan> Plan = Read(*Id, SM, Diags);
+  if (!Plan || !verify::verifySchedule(Plan->Sched, Diags))
+    return 1;
+  if (Plan->Info.Generator.empty())
+    Plan->Info.Generator = generatorName();
+  bool Written = writeOutput(Opts.Output, Diags, [&](std::ostream &OS) {
+    emitSchedule(Plan->Sched, Opts.Emit, Plan->Info, OS, Diags);
+  });
+  return Written && !Diags.hasErrors() ? 0 : 1;
+}
+
+void addReadCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode, const char *Name,
+                    const char *Help, const char *FileHelp, Reader Read) {
+  CLI::App *Cmd = App.add_subcommand(Name, Help);
+  auto Opts = std::make_shared<ReadOptions>();
+  Cmd->add_option("file", Opts->File, FileHelp)->required();
+  Cmd->add_option("--emit", Opts->Emit, "Output format")
+      ->check(CLI::IsMember(scheduleFormats()))
+      ->capture_default_str();
+  Cmd->add_option("-o,--output", Opts->Output, "Output file ('-' for stdout)")
+      ->capture_default_str();
+  Cmd->callback([Opts, &Common, &ExitCode, Read] { ExitCode = readVerifyEmit(*Opts, Common, Read); });
+}
+
+} // namespace
+
+void addPlanCommands(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
+  addReadCommand(App, Common, ExitCode, "plan-check",
+                 "Load a plan (.json) as the runtime does, check every field, verify the "
+                 "schedule and print it",
+                 "plan file written by 'cclc compile --emit=json'", emit::readPlanFile);
+  addReadCommand(App, Common, ExitCode, "import-msccl",
+                 "Import an MSCCL-IR algorithm (.xml, as msccl-tools, TACCL or "
+                 "'cclc compile --emit=msccl-xml' write it), verify it and emit it in any "
+                 "format (--emit=json gives a plan the runtime loads)",
+                 "MSCCL-IR XML file", emit::readMscclXml);
+}
+
+} // namespace cclc::driver

@@ -1,0 +1,95 @@
+//===- CostModelTest.cpp - The alpha-beta simulation ----------------------===//
+
+#include "compiler/cost/CostModel.h"
+
+#include <gtest/gtest.h>
+
+using namespace cclc;
+using namespace cclc::cost;
+using namespace cclc::sched;
+
+namespace {
+
+/// A broadcast relayed along ranks 0 -> 1 -> ... -> N-1, one whole-buffer
+/// message per hop: N - 1 hops in sequence.
+Schedule chain(int32_t N) {
+  Schedule S;
+  S.Algorithm = "chain";
+  S.Collective = dsl::CollectiveKind::Broadcast;
+  S.NRanks = N;
+  S.Units = bufferUnits(S.Collective, N);
+  S.Remap.resize(N);
+  S.Ranks.resize(N);
+  Slice Whole{BufferKind::Output, 0, 1};
+  for (int32_t R = 0; R < N; ++R) {
+    S.Remap[R] = R;
+    S.Ranks[R].LogicalRank = R;
+    S.Ranks[R].Channels.resize(1);
+    std::vector<Step> &Steps = S.Ranks[R].Channels[0].Steps;
+    if (R > 0)
+      Steps.push_back({OpKind::Recv, R - 1, -1, {}, Whole, false, {}});
+    if (R + 1 < N)
+      Steps.push_back({OpKind::Send, R + 1, -1, Whole, {}, false, {}});
+  }
+  return S;
+}
+
+constexpr uint64_t GiB = uint64_t(1) << 30;
+
+TEST(CostModel, OneMessageIsAlphaPlusBytesOverBeta) {
+  CostModel Model(flatTarget(2));
+  double Bytes = 1 << 20;
+  double Expected = LaunchLatencyUs + linkLatencyUs(DefaultLink.Type) +
+                    Bytes / (DefaultLink.BwGBs * 1e3);
+  EXPECT_NEAR(Model.simulate(chain(2), 1 << 20), Expected, 1e-9);
+}
+
+TEST(CostModel, TwiceTheBytesTakeTwiceTheTimeWhenLarge) {
+  CostModel Model(flatTarget(4));
+  double One = Model.simulate(chain(4), GiB);
+  double Two = Model.simulate(chain(4), 2 * GiB);
+  EXPECT_NEAR(Two / One, 2.0, 1e-4);
+  // Small messages are latency: doubling them barely shows.
+  EXPECT_LT(Model.simulate(chain(4), 128) / Model.simulate(chain(4), 64), 1.01);
+}
+
+TEST(CostModel, MoreHopsCostMoreLatency) {
+  CostModel Model(flatTarget(8));
+  double Alpha = linkLatencyUs(DefaultLink.Type);
+  double Prev = Model.simulate(chain(2), 8);
+  for (int32_t N = 3; N <= 8; ++N) {
+    double Time = Model.simulate(chain(N), 8);
+    EXPECT_NEAR(Time - Prev, Alpha, 1e-3) << N << " ranks";
+    Prev = Time;
+  }
+}
+
+TEST(CostModel, ChunkingPipelinesLongChainsOfLargeMessages) {
+  CostModel Model(flatTarget(8));
+  std::vector<Prediction> P = Model.predict(chain(8), {1 << 10, GiB});
+  // Small: one chunk, nothing to pipeline. Large: the deepest pipeline, close
+  // to one hop's transfer time instead of seven.
+  EXPECT_EQ(P[0].ChunkFactor, 1);
+  EXPECT_EQ(P[1].ChunkFactor, MaxChunkFactor);
+  double OneHop = GiB / (DefaultLink.BwGBs * 1e3);
+  EXPECT_LT(P[1].TimeUs, 1.2 * OneHop);
+  EXPECT_GT(Model.simulate(chain(8), GiB), 6.9 * OneHop);
+  // Broadcast's bus bandwidth is its algorithm bandwidth.
+  EXPECT_DOUBLE_EQ(P[1].BusBwGBs, P[1].AlgBwGBs);
+}
+
+TEST(CostModel, BusBandwidthFactors) {
+  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::AllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::AllGather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::ReduceScatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::Broadcast, 8), 1.0);
+}
+
+TEST(CostModel, SizesArePowersOfFourFromOneKiBToOneGiB) {
+  std::vector<uint64_t> Sizes = explainSizes();
+  ASSERT_EQ(Sizes.size(), 11u);
+  EXPECT_EQ(Sizes.front(), 1024u);
+  EXPECT_EQ(Sizes.back(), GiB);
+}
+
+} // namespace
