@@ -79,6 +79,15 @@ void printComparison(const std::vector<AlgorithmCurve> &Curves, std::ostream &OS
                                            : "\n");
 }
 
+std::string describeWindow(const SizeWindow &W) {
+  if (W.MinBytes == 0 && !W.MaxBytes)
+    return "at every size";
+  std::string Text = W.MinBytes ? "from " + formatBytes(W.MinBytes) : "";
+  if (!W.MaxBytes)
+    return Text + " up";
+  return Text + (W.MinBytes ? " below " : "below ") + formatBytes(*W.MaxBytes + 1);
+}
+
 std::optional<SizeWindow> fastestWindow(const std::vector<AlgorithmCurve> &Curves, size_t Index) {
   CCLC_ASSERT(Index < Curves.size(), "no such curve");
   const std::vector<Prediction> &Points = Curves[Index].Points;

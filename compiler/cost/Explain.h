@@ -45,6 +45,10 @@ struct SizeWindow {
   std::optional<uint64_t> MaxBytes;
 };
 
+/// "below 64 KiB", "from 256 KiB up", "from 64 KiB below 256 KiB" or "at
+/// every size".
+std::string describeWindow(const SizeWindow &W);
+
 /// Where Curves[Index] is the fastest: from the first size it wins to the
 /// last, unbounded at either end when it wins there. Nullopt when it never
 /// wins. Ties go to the curve listed first.

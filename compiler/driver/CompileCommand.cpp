@@ -7,13 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "Output.h"
+#include "InputOutput.h"
 
 #include "compiler/cost/Explain.h"
 #include "compiler/passes/Pipeline.h"
 #include "compiler/schedule/Instantiate.h"
 #include "compiler/schedule/Placement.h"
-#include "compiler/schedule/ScheduleText.h"
 #include "compiler/topology/Machine.h"
 #include "compiler/verify/Verifier.h"
 #include "dsl/Frontend.h"
@@ -21,7 +20,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -133,23 +131,17 @@ void explain(const sched::Schedule &S, const sched::Target &Target, const Compil
   }
   Info.MinBytes = Window->MinBytes;
   Info.MaxBytes = Window->MaxBytes;
-  std::cout << "window: " << S.Algorithm << " from " << cost::formatBytes(Window->MinBytes)
-            << (Window->MaxBytes ? " to " + cost::formatBytes(*Window->MaxBytes) : " up")
-            << "\n";
+  std::cout << "window: " << S.Algorithm << " is the fastest "
+            << cost::describeWindow(*Window) << "\n";
 }
 
 int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
-  Diags.setWarningsAsErrors(Common.WarningsAsErrors);
-  Diags.setUseColor(Common.Color);
-
-  std::string Error;
-  std::optional<uint32_t> Id = SM.loadFile(Opts.File, Error);
-  if (!Id) {
-    Diags.error(SourceLoc{}, Error);
+  configure(Diags, Common);
+  std::optional<uint32_t> Id = loadSource(SM, Diags, Opts.File);
+  if (!Id)
     return 1;
-  }
   dsl::OperationCatalog Ops;
   std::unique_ptr<dsl::Algorithm> Algo = dsl::parseAndCheck(*Id, Ops, Diags);
   if (!Algo)

@@ -1,6 +1,7 @@
 //===- DslCommands.cpp - cclc check and cclc parse ------------------------===//
 
 #include "Commands.h"
+#include "InputOutput.h"
 
 #include "dsl/ASTPrinter.h"
 #include "dsl/Frontend.h"
@@ -13,25 +14,6 @@
 #include <optional>
 
 namespace cclc::driver {
-
-namespace {
-
-/// Loads Path, reporting an unreadable file as a location-less error.
-std::optional<uint32_t> loadSource(SourceManager &SM, DiagnosticEngine &Diags,
-                                   const std::string &Path) {
-  std::string Error;
-  std::optional<uint32_t> Id = SM.loadFile(Path, Error);
-  if (!Id)
-    Diags.error(SourceLoc{}, Error);
-  return Id;
-}
-
-void configure(DiagnosticEngine &Diags, const CommonOptions &Common) {
-  Diags.setWarningsAsErrors(Common.WarningsAsErrors);
-  Diags.setUseColor(Common.Color);
-}
-
-} // namespace
 
 void addCheckCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
   CLI::App *Cmd = App.add_subcommand("check", "Parse and check .ccl algorithms; report every "

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
-#include "Output.h"
+#include "InputOutput.h"
 
 #include "compiler/emit/MscclImport.h"
 #include "compiler/emit/PlanJson.h"
@@ -30,15 +30,9 @@ using Reader = std::optional<emit::Plan> (*)(uint32_t, SourceManager &, Diagnost
 int readVerifyEmit(const ReadOptions &Opts, const CommonOptions &Common, Reader Read) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
-  Diags.setWarningsAsErrors(Common.WarningsAsErrors);
-  Diags.setUseColor(Common.Color);
-  std::string Error;
-  std::optional<uint32_t> Id = SM.loadFile(Opts.File, Error);
-  if (!Id) {
-    Diags.error(SourceLoc{}, Error);
-    return 1;
-  }
-  std::optional<emit::Plan> Plan = Read(*Id, SM, Diags);
+  configure(Diags, Common);
+  std::optional<uint32_t> Id = loadSource(SM, Diags, Opts.File);
+  std::optional<emit::Plan> Plan = Id ? Read(*Id, SM, Diags) : std::nullopt;
   if (!Plan || !verify::verifySchedule(Plan->Sched, Diags))
     return 1;
   if (Plan->Info.Generator.empty())

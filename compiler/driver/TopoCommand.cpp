@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "InputOutput.h"
 
 #include "compiler/topology/Connect.h"
 #include "compiler/topology/GraphXml.h"
@@ -78,8 +79,8 @@ std::set<int> applyGraphFile(std::vector<TopoGraph> &Graphs, const GraphXmlFile 
 }
 
 const TopoGraph &graphWithId(const std::vector<TopoGraph> &Graphs, int Id) {
-  auto It = std::find_if(Graphs.begin(), Graphs.end(),
-                         [Id](const TopoGraph &G) { return G.Id == Id; });
+  auto It =
+      std::find_if(Graphs.begin(), Graphs.end(), [Id](const TopoGraph &G) { return G.Id == Id; });
   CCLC_ASSERT(It != Graphs.end(), "search produced no ring or tree graph");
   return *It;
 }
@@ -108,8 +109,7 @@ nlohmann::json graphToJson(const TopoGraph &G) {
 int runTopo(const TopoOptions &Opts, const CommonOptions &Common) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
-  Diags.setWarningsAsErrors(Common.WarningsAsErrors);
-  Diags.setUseColor(Common.Color);
+  configure(Diags, Common);
 
   std::optional<System> Sys = loadSystem(Opts.File, SM, Diags);
   if (!Sys || Diags.hasErrors())
@@ -122,12 +122,9 @@ int runTopo(const TopoOptions &Opts, const CommonOptions &Common) {
   GraphXmlFile Out;
   std::set<int> Loaded;
   if (!Opts.GraphFile.empty()) {
-    std::string Error;
-    std::optional<uint32_t> Id = SM.loadFile(Opts.GraphFile, Error);
-    if (!Id) {
-      Diags.error(SourceLoc{}, Error);
+    std::optional<uint32_t> Id = loadSource(SM, Diags, Opts.GraphFile);
+    if (!Id)
       return 1;
-    }
     std::optional<GraphXmlFile> File = readGraphXml(*Id, SM, Diags, *Devs);
     if (!File || Diags.hasErrors())
       return 1;

@@ -5,6 +5,7 @@
 
 #include <pugixml.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <limits>
@@ -301,9 +302,8 @@ bool Importer::step(pugi::xml_node N, const XmlTb &Tb, XmlStep &Out) {
     if (!int32(N, "line", 1, MaxPos, Line) || !int32(N, "col", 1, MaxPos, Col, "", false))
       return false;
     if (!SourceFile)
-      SourceFile = SM.addBuffer(Result.Info.Source.empty() ? "<unknown source>"
-                                                           : Result.Info.Source,
-                                "");
+      SourceFile = recordedSourceFile(
+          SM, Result.Info.Source.empty() ? "<unknown source>" : Result.Info.Source);
     Out.StepLoc = SourceLoc{*SourceFile, uint32_t(Line), uint32_t(Col)};
   }
   return true;

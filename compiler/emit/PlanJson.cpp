@@ -214,8 +214,7 @@ private:
   SourceManager &SM;
   DiagnosticEngine &Diags;
   const LocatedJson *Where;
-  /// The plan's source file, registered once (without its text) so that step
-  /// locations name it.
+  /// The plan's source file, registered once, for step locations.
   std::string SourceName = "<unknown source>";
   std::optional<uint32_t> SourceFile;
 };
@@ -389,7 +388,7 @@ bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched:
     if (!int32(J, P, "line", 1, MaxPos, Line) || !int32(J, P, "col", 1, MaxPos, Col))
       return false;
     if (!SourceFile)
-      SourceFile = SM.addBuffer(SourceName, "");
+      SourceFile = recordedSourceFile(SM, SourceName);
     Out.Loc = SourceLoc{*SourceFile, uint32_t(Line), uint32_t(Col)};
   }
   return true;
@@ -501,6 +500,13 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
 std::optional<Plan> planToSchedule(const json &Json, SourceManager &SM, DiagnosticEngine &Diags,
                                    const LocatedJson *Where) {
   return PlanReader(SM, Diags, Where).read(Json);
+}
+
+uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name) {
+  std::string Error;
+  if (std::optional<uint32_t> Id = SM.loadFile(Name, Error))
+    return *Id;
+  return SM.addBuffer(Name, "");
 }
 
 std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags) {

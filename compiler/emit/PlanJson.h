@@ -53,6 +53,11 @@ nlohmann::json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info);
 std::optional<Plan> planToSchedule(const nlohmann::json &Json, SourceManager &SM,
                                    DiagnosticEngine &Diags, const LocatedJson *Where = nullptr);
 
+/// The file id that step lines recorded for source Name refer to: the file
+/// itself when it can be read (diagnostics then quote it), else an empty
+/// stand-in that still lets them name file, line and column.
+uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name);
+
 /// Parses and checks plan file FileId.
 std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags);
 

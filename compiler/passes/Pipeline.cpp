@@ -25,9 +25,13 @@ struct Pass {
   PassFn Run;
 };
 
-/// Reports an option too large for the schedule's chunk grid.
-std::nullopt_t outOfRange(DiagnosticEngine &Diags, const sched::Schedule &S,
-                          const std::string &Option, int32_t Value, int32_t Limit) {
+/// Runs Apply when Option's Value is at most Limit; reports it otherwise.
+template <typename Fn>
+std::optional<std::string> ifWithin(const sched::Schedule &S, DiagnosticEngine &Diags,
+                                    const std::string &Option, int32_t Value, int32_t Limit,
+                                    Fn Apply) {
+  if (Value <= Limit)
+    return Apply();
   Diags.error(SourceLoc{}, Option + " " + std::to_string(Value) + " is too large for '" +
                                S.Algorithm + "' on " + std::to_string(S.NRanks) +
                                (S.NRanks == 1 ? " rank" : " ranks") + " (at most " +
@@ -38,20 +42,14 @@ std::nullopt_t outOfRange(DiagnosticEngine &Diags, const sched::Schedule &S,
 const std::vector<Pass> &passes() {
   static const std::vector<Pass> List = {
       {"channel-parallel",
-       [](sched::Schedule &S, const PipelineOptions &Opts,
-          DiagnosticEngine &Diags) -> std::optional<std::string> {
-         int32_t Limit = maxParallelChannels(S);
-         if (Opts.Channels > Limit)
-           return outOfRange(Diags, S, "--channels", Opts.Channels, Limit);
-         return parallelizeChannels(S, Opts.Channels).summary();
+       [](sched::Schedule &S, const PipelineOptions &Opts, DiagnosticEngine &Diags) {
+         return ifWithin(S, Diags, "--channels", Opts.Channels, maxParallelChannels(S),
+                         [&] { return parallelizeChannels(S, Opts.Channels).summary(); });
        }},
       {"chunking",
-       [](sched::Schedule &S, const PipelineOptions &Opts,
-          DiagnosticEngine &Diags) -> std::optional<std::string> {
-         int32_t Limit = maxChunkingFactor(S);
-         if (Opts.ChunksFactor > Limit)
-           return outOfRange(Diags, S, "--chunks-factor", Opts.ChunksFactor, Limit);
-         return chunkSchedule(S, Opts.ChunksFactor).summary();
+       [](sched::Schedule &S, const PipelineOptions &Opts, DiagnosticEngine &Diags) {
+         return ifWithin(S, Diags, "--chunks-factor", Opts.ChunksFactor, maxChunkingFactor(S),
+                         [&] { return chunkSchedule(S, Opts.ChunksFactor).summary(); });
        }},
       {"fusion",
        [](sched::Schedule &S, const PipelineOptions &,

@@ -139,7 +139,7 @@ Connection connectNodes(const TopoGraph &Ring, const TopoGraph &Tree,
     CCLC_ASSERT(isPermutation(Tree.Intra[C], Conn.NLocalRanks), "tree channel is no GPU order");
   }
 
-  int Doubled = std::min(MaxChannels, 2 * Base);
+  int Doubled = 2 * Base;
   Conn.NChannels = Doubled;
   // The copy for fast sm90 NVLink across nodes (NCCL 2.23: minCompCap == 90).
   if (Options.MinSm == 90 && Conn.NNodes > 1 && Ring.BwIntra > 45.0f && Doubled < 16)
@@ -169,7 +169,8 @@ Connection connectNodes(const TopoGraph &Ring, const TopoGraph &Tree,
   for (int C = 0; C < Conn.NChannels; ++C) {
     std::vector<int> &Order = Conn.Rings.emplace_back();
     for (int R = 0; Order.size() < static_cast<size_t>(Conn.NRanks);) {
-      CCLC_ASSERT(R >= 0 && Conn.PerRank[R][C].RingIndex == -1, "ring is broken or visits a rank twice");
+      CCLC_ASSERT(R >= 0 && Conn.PerRank[R][C].RingIndex == -1,
+                  "ring is broken or visits a rank twice");
       Conn.PerRank[R][C].RingIndex = static_cast<int>(Order.size());
       Order.push_back(R);
       R = Conn.PerRank[R][C].RingNext;
@@ -226,10 +227,14 @@ nlohmann::json connectionToJson(const Connection &Conn) {
                      {"localRank", Conn.localRankOf(R)},
                      {"channels", std::move(PerChannel)}});
   }
-  return {{"nRanks", Conn.NRanks},         {"nNodes", Conn.NNodes},
-          {"localRanks", Conn.NLocalRanks}, {"nChannels", Conn.NChannels},
-          {"searchChannels", Conn.NSearchChannels}, {"treeDepth", Conn.TreeDepth},
-          {"channels", std::move(Channels)}, {"ranks", std::move(Ranks)}};
+  return {{"nRanks", Conn.NRanks},
+          {"nNodes", Conn.NNodes},
+          {"localRanks", Conn.NLocalRanks},
+          {"nChannels", Conn.NChannels},
+          {"searchChannels", Conn.NSearchChannels},
+          {"treeDepth", Conn.TreeDepth},
+          {"channels", std::move(Channels)},
+          {"ranks", std::move(Ranks)}};
 }
 
 } // namespace cclc::topo

@@ -86,8 +86,9 @@ Connection connectNodes(const TopoGraph &Ring, const TopoGraph &Tree,
 /// NCCL's INFO lines for the connection, in NCCL's formats so that they
 /// compare with a log line by line: "Channel 00/02 : 0 1 2 3" per channel
 /// (cut at 127 characters as NCCL does), then per rank "Tree 0 : -1 -> 0 ->
-/// 1/8/-1" per tree channel, "Ring 00 : 3 -> 0 -> 1" per channel and the
-/// "Trees [0] 1/-1/-1->0->-1 ..." summary.
+/// 1/8/-1" per tree channel (NCCL logs these only for the GPUs that link
+/// across nodes; here every rank has them), "Ring 00 : 3 -> 0 -> 1" per
+/// channel and the "Trees [0] 1/-1/-1->0->-1 ..." summary.
 void printConnection(const Connection &Conn, std::ostream &OS);
 
 /// The whole connection: sizes, per-channel rings and trees, per-rank links.

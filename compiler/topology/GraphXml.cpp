@@ -19,6 +19,9 @@ namespace cclc::topo {
 
 namespace {
 
+/// NCCL's id of the NVLS graph, whose channels name only their head GPU.
+constexpr int NvlsGraphId = 3;
+
 /// NCCL's kvDictLinkType names in path order, for the "expected" note.
 constexpr const char *PathTypeList = "LOC, NVL, NVB, C2C, PIX, PXB, P2C, PXN, PHB, SYS, NET";
 
@@ -80,7 +83,8 @@ private:
   void reportInvalid(pugi::xml_node Element, const char *Attr, const std::string &Value);
   /// Reads attribute Attr through Parse, which is false for an invalid
   /// value; false after reporting a missing or invalid value.
-  template <typename ParseFn> bool readAttr(pugi::xml_node Element, const char *Attr, ParseFn Parse);
+  template <typename ParseFn>
+  bool readAttr(pugi::xml_node Element, const char *Attr, ParseFn Parse);
   /// Reads an integer attribute in [Min, Max]; false after reporting.
   bool readInt(pugi::xml_node Element, const char *Attr, int64_t Min, int64_t Max, int64_t &Out);
   bool readFloat(pugi::xml_node Element, const char *Attr, float &Out);
@@ -112,14 +116,15 @@ SourceRange GraphXmlReader::rangeOf(pugi::xml_node Element, const char *Attr) co
   // pugixml keeps no attribute offsets: find `Attr=` inside the start tag.
   ptrdiff_t Offset = Element.offset_debug();
   size_t TagEnd = Text.find('>', static_cast<size_t>(Offset));
-  std::string_view Tag = Text.substr(Offset, TagEnd == std::string_view::npos ? TagEnd : TagEnd - Offset);
+  std::string_view Tag =
+      Text.substr(Offset, TagEnd == std::string_view::npos ? TagEnd : TagEnd - Offset);
   std::string_view Name(Attr);
   for (size_t Pos = Tag.find(Name); Pos != std::string_view::npos; Pos = Tag.find(Name, Pos + 1)) {
     size_t After = Pos + Name.size();
     while (After < Tag.size() && std::isspace(static_cast<unsigned char>(Tag[After])))
       ++After;
-    if (Pos == 0 || !std::isspace(static_cast<unsigned char>(Tag[Pos - 1])) || After >= Tag.size() ||
-        Tag[After] != '=')
+    if (Pos == 0 || !std::isspace(static_cast<unsigned char>(Tag[Pos - 1])) ||
+        After >= Tag.size() || Tag[After] != '=')
       continue;
     // Underline name="value" up to the closing quote.
     size_t Quote = Tag.find_first_of("\"'", After);
@@ -142,8 +147,8 @@ std::optional<std::string> GraphXmlReader::requireAttr(pugi::xml_node Element, c
 
 void GraphXmlReader::reportInvalid(pugi::xml_node Element, const char *Attr,
                                    const std::string &Value) {
-  Diags.error(rangeOf(Element, Attr), "<" + std::string(Element.name()) + "> has invalid '" +
-                                          Attr + "' value '" + Value + "'");
+  Diags.error(rangeOf(Element, Attr), "<" + std::string(Element.name()) + "> has invalid '" + Attr +
+                                          "' value '" + Value + "'");
 }
 
 template <typename ParseFn>
@@ -223,8 +228,8 @@ bool GraphXmlReader::readChannel(pugi::xml_node Element, TopoGraph &Graph) {
     }
     auto It = RankOfDev.find(Dev);
     if (It == RankOfDev.end()) {
-      Diags.error(rangeOf(Sub, "dev"),
-                  "<gpu> names device " + std::to_string(Dev) + ", which is not a GPU of the system");
+      Diags.error(rangeOf(Sub, "dev"), "<gpu> names device " + std::to_string(Dev) +
+                                           ", which is not a GPU of the system");
       Ok = false;
       continue;
     }
@@ -240,8 +245,9 @@ bool GraphXmlReader::readChannel(pugi::xml_node Element, TopoGraph &Graph) {
   if (!Ok)
     return false;
 
-  // NVLS channels name only their head GPU; every other pattern visits all.
-  bool Nvls = Graph.Pat == Pattern::Nvls;
+  // NVLS channels (graph id 3) name only their head GPU; the others visit
+  // every GPU, so ring and tree channels are always whole GPU orders.
+  bool Nvls = Graph.Id == NvlsGraphId;
   if (Nvls ? Gpus.empty() : static_cast<int>(Gpus.size()) != NumGpus) {
     Diags.error(rangeOf(Element), "<channel> lists " + std::to_string(Gpus.size()) +
                                       " GPUs; the system has " + std::to_string(NumGpus));
@@ -254,8 +260,7 @@ bool GraphXmlReader::readChannel(pugi::xml_node Element, TopoGraph &Graph) {
   }
   bool FirstChannel = Graph.Intra.empty();
   if (!FirstChannel && Graph.Inter.empty() != Nets.empty()) {
-    Diags.error(rangeOf(Element), "<channel> " +
-                                      std::string(Nets.empty() ? "has no" : "has") +
+    Diags.error(rangeOf(Element), "<channel> " + std::string(Nets.empty() ? "has no" : "has") +
                                       " <net> elements, unlike the channels before it");
     return false;
   }
@@ -326,8 +331,8 @@ std::optional<GraphXmlFile> GraphXmlReader::read() {
     return std::nullopt;
   }
   if (std::string_view(Root.name()) != "graphs") {
-    Diags.error(rangeOf(Root), "expected <graphs> as the root element, found <" +
-                                   std::string(Root.name()) + ">");
+    Diags.error(rangeOf(Root),
+                "expected <graphs> as the root element, found <" + std::string(Root.name()) + ">");
     return std::nullopt;
   }
   if (pugi::xml_attribute Version = Root.attribute("version");
@@ -368,35 +373,38 @@ std::optional<GraphXmlFile> GraphXmlReader::read() {
 } // namespace
 
 std::optional<GraphXmlFile> readGraphXml(uint32_t FileId, const SourceManager &SM,
-                                         DiagnosticEngine &Diags, const std::vector<int> &DevByRank) {
+                                         DiagnosticEngine &Diags,
+                                         const std::vector<int> &DevByRank) {
   return GraphXmlReader(FileId, SM, Diags, DevByRank).read();
 }
 
 void writeGraphXml(const GraphXmlFile &File, const std::vector<int> &DevByRank, std::ostream &OS) {
   OS << "<graphs version=\"1\">\n";
   for (const TopoGraph &G : File.Graphs) {
-    OS << "  <graph id=\"" << G.Id << "\" pattern=\"" << static_cast<int>(G.Pat)
-       << "\" crossnic=\"" << (G.CrossNic ? 1 : 0) << "\" nchannels=\"" << G.NChannels
-       << "\" speedintra=\"" << formatFloat(G.BwIntra) << "\" speedinter=\""
-       << formatFloat(G.BwInter) << "\" latencyinter=\"" << formatFloat(G.LatencyInter)
-       << "\" typeintra=\"" << pathTypeName(G.TypeIntra) << "\" typeinter=\""
-       << pathTypeName(G.TypeInter) << "\" samechannels=\"" << (G.SameChannels ? 1 : 0) << "\"";
+    OS << "  <graph id=\"" << G.Id << "\" pattern=\"" << static_cast<int>(G.Pat) << "\" crossnic=\""
+       << (G.CrossNic ? 1 : 0) << "\" nchannels=\"" << G.NChannels << "\" speedintra=\""
+       << formatFloat(G.BwIntra) << "\" speedinter=\"" << formatFloat(G.BwInter)
+       << "\" latencyinter=\"" << formatFloat(G.LatencyInter) << "\" typeintra=\""
+       << pathTypeName(G.TypeIntra) << "\" typeinter=\"" << pathTypeName(G.TypeInter)
+       << "\" samechannels=\"" << (G.SameChannels ? 1 : 0) << "\"";
     if (G.NChannels == 0) {
       OS << "/>\n";
       continue;
     }
     OS << ">\n";
-    CCLC_ASSERT(static_cast<int>(G.Intra.size()) >= G.NChannels, "graph has fewer channels than NChannels");
+    CCLC_ASSERT(static_cast<int>(G.Intra.size()) >= G.NChannels,
+                "graph has fewer channels than NChannels");
     for (int C = 0; C < G.NChannels; ++C) {
       OS << "    <channel>\n";
       bool HasNets = static_cast<int>(G.Inter.size()) > C;
       if (HasNets)
         OS << "      <net dev=\"" << formatDev(G.Inter[C][0], File.HexDevs) << "\"/>\n";
       for (int Rank : G.Intra[C]) {
-        CCLC_ASSERT(Rank >= 0 && Rank < static_cast<int>(DevByRank.size()), "channel rank has no GPU");
+        CCLC_ASSERT(Rank >= 0 && Rank < static_cast<int>(DevByRank.size()),
+                    "channel rank has no GPU");
         OS << "      <gpu dev=\"" << formatDev(DevByRank[Rank], File.HexDevs) << "\"/>\n";
         // NCCL records only the head GPU of an NVLS channel.
-        if (G.Pat == Pattern::Nvls)
+        if (G.Id == NvlsGraphId)
           break;
       }
       if (HasNets)

@@ -40,11 +40,12 @@ struct GraphXmlFile {
 
 /// Reads the graph XML in buffer FileId. DevByRank[r] is the CUDA device
 /// number of the GPU with rank r (NCCL matches channels to GPUs by it); every
-/// channel must list each of them once, except NVLS channels, which name only
-/// their head GPU. Every problem is reported with the element's location;
+/// channel must list each of them once, except NVLS channels (graph id 3),
+/// which name only their head GPU. Every problem is reported with the element's location;
 /// nullopt after any error.
 std::optional<GraphXmlFile> readGraphXml(uint32_t FileId, const SourceManager &SM,
-                                         DiagnosticEngine &Diags, const std::vector<int> &DevByRank);
+                                         DiagnosticEngine &Diags,
+                                         const std::vector<int> &DevByRank);
 
 /// Writes File as NCCL's dump does: two-space indentation, empty graphs as
 /// self-closing elements, speeds in "%g", NVLS channels with only their head.

@@ -7,13 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dsl/Frontend.h"
+#include "../unit/DslTestSupport.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -69,17 +68,9 @@ std::string generate(unsigned Lines) {
 } // namespace
 
 int main() {
-  std::vector<std::filesystem::path> Files;
-  for (const auto &Entry :
-       std::filesystem::directory_iterator(std::filesystem::path(CCLC_SOURCE_DIR) / "algorithms"))
-    if (Entry.path().extension() == ".ccl")
-      Files.push_back(Entry.path());
-  std::sort(Files.begin(), Files.end());
-
   std::printf("%-34s %8s %12s\n", "algorithm", "lines", "median us");
-  for (const auto &Path : Files) {
-    std::ifstream In(Path, std::ios::binary);
-    std::string Text{std::istreambuf_iterator<char>(In), std::istreambuf_iterator<char>()};
+  for (const auto &Path : dsl::test::libraryFiles()) {
+    std::string Text = dsl::test::readFile(Path);
     long Lines = std::count(Text.begin(), Text.end(), '\n');
     std::printf("%-34s %8ld %12.1f\n", Path.filename().c_str(), Lines,
                 medianMicros(Path.string(), Text, 201));

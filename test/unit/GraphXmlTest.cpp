@@ -120,6 +120,26 @@ TEST(GraphXml, MapsDevicesToRanksBothWays) {
             std::string::npos);
 }
 
+TEST(GraphXml, NvlsChannelsNameOnlyTheirHead) {
+  std::string Text = "<graphs version=\"1\">\n"
+                     "  <graph id=\"3\" pattern=\"5\" crossnic=\"0\" nchannels=\"2\" "
+                     "speedintra=\"20.6\" speedinter=\"20.6\" latencyinter=\"0\" typeintra=\"NVL\" "
+                     "typeinter=\"PIX\" samechannels=\"0\">\n"
+                     "    <channel>\n      <gpu dev=\"0x2\"/>\n    </channel>\n"
+                     "    <channel>\n      <gpu dev=\"0x3\"/>\n    </channel>\n"
+                     "  </graph>\n"
+                     "</graphs>\n";
+  ReadResult R = readText(Text);
+  ASSERT_TRUE(R.File) << R.Diagnostics;
+  EXPECT_EQ(R.File->Graphs[0].Intra, (std::vector<std::vector<int>>{{2}, {3}}));
+  EXPECT_EQ(R.File->Graphs[0].BwIntra, 20.6f);
+  EXPECT_EQ(writeText(*R.File), Text);
+  // A ring graph must visit every GPU.
+  std::string Ring = Text;
+  Ring.replace(Ring.find("id=\"3\""), 6, "id=\"0\"");
+  EXPECT_FALSE(readText(Ring).File);
+}
+
 TEST(GraphXml, InvalidDevNamesElementAndLine) {
   ReadResult R = readText(ringFile("      <gpu dev=\"0\"/>\n      <gpu dev=\"zz\"/>\n"));
   EXPECT_FALSE(R.File);
@@ -165,8 +185,9 @@ TEST(GraphXml, ReportsStructuralErrors) {
 }
 
 TEST(GraphXml, DuplicateIdPointsAtBoth) {
-  std::string Graph = "  <graph id=\"1\" pattern=\"1\" crossnic=\"0\" nchannels=\"0\" speedintra=\"0\" "
-                      "speedinter=\"0\" typeintra=\"LOC\" typeinter=\"LOC\" samechannels=\"0\"/>\n";
+  std::string Graph =
+      "  <graph id=\"1\" pattern=\"1\" crossnic=\"0\" nchannels=\"0\" speedintra=\"0\" "
+      "speedinter=\"0\" typeintra=\"LOC\" typeinter=\"LOC\" samechannels=\"0\"/>\n";
   ReadResult R = readText("<graphs version=\"1\">\n" + Graph + Graph + "</graphs>\n");
   EXPECT_FALSE(R.File);
   EXPECT_NE(R.Diagnostics.find("graph.xml:3:10: error: duplicate <graph> id 1"), std::string::npos)
@@ -189,8 +210,8 @@ TEST(GraphXml, MutationsNeverCrashAndErrorsMeanNoResult) {
   // Deterministic mutations of a valid file: replace, delete or insert one
   // character, or cut the file short. The reader either accepts the result
   // (and then writes something it reads back the same) or reports an error.
-  const std::string Base = ringFile("      <net dev=\"0\"/>\n" + FourGpuChannel +
-                                    "      <net dev=\"0x1\"/>\n");
+  const std::string Base =
+      ringFile("      <net dev=\"0\"/>\n" + FourGpuChannel + "      <net dev=\"0x1\"/>\n");
   const std::string Alphabet = "<>/=\" x0123456789abcdefgpunetchl-";
   uint64_t State = 0x9e3779b97f4a7c15ull;
   auto next = [&State](uint64_t Bound) {

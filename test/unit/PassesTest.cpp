@@ -265,6 +265,21 @@ TEST(Chunking, WholeBufferCopyFinishesBeforeChunkSteps) {
   EXPECT_EQ(Steps[2], "send output[0] -> 1");
 }
 
+TEST(Chunking, OnlyRefinesWhenStagesCannotAgree) {
+  // Rank 0's receive overwrites half of what it sent, so its sub-chunks must
+  // run a stage after the send's; rank 1 receives that send after sending the
+  // reply, so they must not. No stages satisfy both.
+  Schedule S = handBuilt({{send(1, out(0, 2)), receive(OpKind::Recv, 1, out(1))},
+                          {send(0, out(1)), receive(OpKind::Recv, 0, out(0, 2))}},
+                         2);
+  ChunkingResult Result = chunkSchedule(S, 2);
+  EXPECT_FALSE(Result.Pipelined);
+  EXPECT_EQ(Result.summary(), "factor 2, not pipelined, 4 -> 4 steps");
+  EXPECT_EQ(S.ChunksPerChannel, 4);
+  EXPECT_EQ(stepsText(S, 0), (std::vector<std::string>{"send output[0..4] -> 1",
+                                                        "recv output[2..4] <- 1"}));
+}
+
 struct LibraryCase {
   const char *Algorithm;
   int32_t NRanks;

@@ -155,8 +155,7 @@ TEST(TopologyConnect, CrossNicAlternatesChannelPairsOnOddNodes) {
   EXPECT_EQ(Conn.Rings[1], (std::vector<int>{0, 4, 5, 6, 7, 3, 2, 1}));
   // Without crossNic the nodes keep their own channel.
   Ring.CrossNic = false;
-  EXPECT_EQ(connectNodes(Ring, Tree, {2, 80}).Rings[0],
-            (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(connectNodes(Ring, Tree, {2, 80}).Rings[0], (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
 }
 
 TEST(TopologyConnect, ChannelsAreTheSmallerGraphDoubled) {
@@ -226,8 +225,8 @@ TEST(TopologyConnect, LongRingsAreCutLikeNccl) {
 
 TEST(TopologyConnect, JsonHasEveryRankAndChannel) {
   std::vector<int> Order = {0, 1};
-  Connection Conn = connectNodes(makeGraph(Pattern::Ring, {Order}),
-                                 makeGraph(Pattern::Tree, {Order}), {2, 80});
+  Connection Conn =
+      connectNodes(makeGraph(Pattern::Ring, {Order}), makeGraph(Pattern::Tree, {Order}), {2, 80});
   nlohmann::json J = connectionToJson(Conn);
   EXPECT_EQ(J["nRanks"], 4);
   EXPECT_EQ(J["nChannels"], 2);

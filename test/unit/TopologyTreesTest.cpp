@@ -71,9 +71,9 @@ TEST(TopologyTrees, BtreeFourteenRanksMatchesNcclPicture) {
   struct Expected {
     int Rank, Up, Down0, Down1;
   };
-  const Expected Table[] = {{0, -1, -1, 8}, {1, 2, -1, -1},  {2, 4, 1, 3},   {3, 2, -1, -1},
-                            {4, 8, 2, 6},   {5, 6, -1, -1},  {6, 4, 5, 7},   {7, 6, -1, -1},
-                            {8, 0, 4, 12},  {9, 10, -1, -1}, {10, 12, 9, 11}, {11, 10, -1, -1},
+  const Expected Table[] = {{0, -1, -1, 8},  {1, 2, -1, -1},  {2, 4, 1, 3},    {3, 2, -1, -1},
+                            {4, 8, 2, 6},    {5, 6, -1, -1},  {6, 4, 5, 7},    {7, 6, -1, -1},
+                            {8, 0, 4, 12},   {9, 10, -1, -1}, {10, 12, 9, 11}, {11, 10, -1, -1},
                             {12, 8, 10, 13}, {13, 12, -1, -1}};
   for (const Expected &E : Table) {
     TreeLinks L = getBtree(14, E.Rank);

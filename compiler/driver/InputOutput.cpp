@@ -1,6 +1,6 @@
-//===- Output.cpp - Writing what a subcommand emits -----------------------===//
+//===- InputOutput.cpp - What every subcommand reads and writes -----------===//
 
-#include "Output.h"
+#include "InputOutput.h"
 #include "Version.h"
 
 #include "compiler/emit/MscclXml.h"
@@ -12,6 +12,20 @@
 #include <iostream>
 
 namespace cclc::driver {
+
+void configure(DiagnosticEngine &Diags, const CommonOptions &Common) {
+  Diags.setWarningsAsErrors(Common.WarningsAsErrors);
+  Diags.setUseColor(Common.Color);
+}
+
+std::optional<uint32_t> loadSource(SourceManager &SM, DiagnosticEngine &Diags,
+                                   const std::string &Path) {
+  std::string Error;
+  std::optional<uint32_t> Id = SM.loadFile(Path, Error);
+  if (!Id)
+    Diags.error(SourceLoc{}, Error);
+  return Id;
+}
 
 const std::vector<std::string> &scheduleFormats() {
   static const std::vector<std::string> Formats = {"schedule", "json", "msccl-xml", "dot"};

@@ -1,10 +1,14 @@
-//===- Output.h - Writing what a subcommand emits ---------------*- C++ -*-===//
+//===- InputOutput.h - What every subcommand reads and writes ---*- C++ -*-===//
 //
-// compile, plan-check and import-msccl all end the same way: a schedule
-// written in one of the emit formats to a file or stdout.
+// Subcommands start the same way (diagnostics configured from the common
+// options, one input file loaded) and compile, plan-check and import-msccl
+// end the same way: a schedule written in one of the emit formats to a file
+// or stdout.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "Commands.h"
 
 #include "compiler/emit/PlanJson.h"
 #include "compiler/schedule/Schedule.h"
@@ -12,10 +16,18 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace cclc::driver {
+
+/// Applies --Werror and --color.
+void configure(DiagnosticEngine &Diags, const CommonOptions &Common);
+
+/// Loads Path, reporting an unreadable file as a location-less error.
+std::optional<uint32_t> loadSource(SourceManager &SM, DiagnosticEngine &Diags,
+                                   const std::string &Path);
 
 /// The --emit formats every schedule can be written in.
 const std::vector<std::string> &scheduleFormats();

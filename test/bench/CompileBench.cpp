@@ -1,0 +1,130 @@
+//===- CompileBench.cpp - Compile and verify time and memory per case -----===//
+//
+// Prints, for the library's ring, double binary tree and butterfly allreduce
+// at 8 to 1024 ranks (--nranks), the time of each phase of `cclc compile`
+// (instantiate, verify, the pass pipeline, verifying the result) and the peak
+// resident memory. Every case runs in a forked child so that its peak is its
+// own. The goal is a 1024-rank ring allreduce in under 1 s and 1 GiB.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/passes/Pipeline.h"
+#include "compiler/schedule/Instantiate.h"
+#include "compiler/verify/Verifier.h"
+#include "dsl/Frontend.h"
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace cclc;
+
+namespace {
+
+struct Case {
+  const char *Algorithm;
+  int32_t NRanks;
+  int32_t ChunksFactor;
+};
+
+/// What a child reports back through its pipe.
+struct Figures {
+  bool Ok = false;
+  size_t Steps = 0;
+  double InstantiateMs = 0, VerifyMs = 0, PassesMs = 0, FinalVerifyMs = 0;
+};
+
+double msSince(std::chrono::steady_clock::time_point Start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
+      .count();
+}
+
+/// Compiles one case the way `cclc compile --nranks` does, without emitting.
+Figures compileCase(const Case &C) {
+  Figures F;
+  SourceManager SM;
+  std::ostringstream Errors;
+  DiagnosticEngine Diags(SM, Errors);
+  std::string Error;
+  std::optional<uint32_t> Id = SM.loadFile(
+      std::string(CCLC_SOURCE_DIR) + "/algorithms/" + C.Algorithm + ".ccl", Error);
+  dsl::OperationCatalog Ops;
+  std::unique_ptr<dsl::Algorithm> Algo = Id ? dsl::parseAndCheck(*Id, Ops, Diags) : nullptr;
+  if (!Algo)
+    return F;
+  auto Start = std::chrono::steady_clock::now();
+  sched::Target Target = sched::flatTarget(C.NRanks);
+  std::optional<sched::Schedule> S =
+      sched::instantiate(*Algo, Target, sched::InstantiateOptions{}, Diags);
+  F.InstantiateMs = msSince(Start);
+  if (!S)
+    return F;
+  Start = std::chrono::steady_clock::now();
+  bool Verified = verify::verifySchedule(*S, Diags);
+  F.VerifyMs = msSince(Start);
+  passes::PipelineOptions Options;
+  Options.Channels = static_cast<int32_t>(Target.Rings.size());
+  Options.ChunksFactor = C.ChunksFactor;
+  Start = std::chrono::steady_clock::now();
+  bool Optimized = passes::runPipeline(*S, Options, std::cerr, Diags);
+  F.PassesMs = msSince(Start);
+  Start = std::chrono::steady_clock::now();
+  F.Ok = Verified && Optimized && verify::verifySchedule(*S, Diags);
+  F.FinalVerifyMs = msSince(Start);
+  F.Steps = S->stepCount();
+  if (!F.Ok)
+    std::cerr << Errors.str();
+  return F;
+}
+
+/// Runs C in a child; returns its figures and peak resident memory in KiB.
+std::pair<Figures, long> measure(const Case &C) {
+  int Pipe[2];
+  if (pipe(Pipe) != 0)
+    return {Figures{}, 0};
+  pid_t Child = fork();
+  if (Child == 0) {
+    close(Pipe[0]);
+    Figures F = compileCase(C);
+    ssize_t Written = write(Pipe[1], &F, sizeof F);
+    _exit(Written == static_cast<ssize_t>(sizeof F) ? 0 : 1);
+  }
+  close(Pipe[1]);
+  Figures F;
+  if (read(Pipe[0], &F, sizeof F) != static_cast<ssize_t>(sizeof F))
+    F.Ok = false;
+  close(Pipe[0]);
+  int Status = 0;
+  struct rusage Usage {};
+  wait4(Child, &Status, 0, &Usage);
+  return {F, Usage.ru_maxrss};
+}
+
+} // namespace
+
+int main() {
+  std::vector<Case> Cases;
+  for (const char *Algorithm : {"ring-allreduce", "tree-allreduce", "butterfly-allreduce"})
+    for (int32_t NRanks : {8, 64, 512, 1024})
+      Cases.push_back({Algorithm, NRanks, 1});
+  for (const char *Algorithm : {"ring-allreduce", "tree-allreduce"})
+    Cases.push_back({Algorithm, 1024, 4});
+  std::printf("%-20s %6s %6s %10s %9s %9s %9s %9s %9s %8s %3s\n", "algorithm", "nranks",
+              "factor", "steps", "inst ms", "verify ms", "passes ms", "final ms", "total ms",
+              "peak MiB", "ok");
+  for (const Case &C : Cases) {
+    auto [F, PeakKiB] = measure(C);
+    double Total = F.InstantiateMs + F.VerifyMs + F.PassesMs + F.FinalVerifyMs;
+    std::printf("%-20s %6d %6d %10zu %9.1f %9.1f %9.1f %9.1f %9.1f %8.1f %3s\n", C.Algorithm,
+                C.NRanks, C.ChunksFactor, F.Steps, F.InstantiateMs, F.VerifyMs, F.PassesMs,
+                F.FinalVerifyMs, Total, PeakKiB / 1024.0, F.Ok ? "yes" : "NO");
+  }
+  return 0;
+}
