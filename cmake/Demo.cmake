@@ -1,6 +1,7 @@
 # The README's main job, run by the `demo` target on what the project ships:
 # check the algorithm library, search the bundled 8-GPU machine whose GPU0-GPU1
-# NVLink is broken, and compile the butterfly allreduce for it.
+# NVLink is broken, compile the butterfly allreduce for it, and explain the
+# predicted performance of the library's allreduces there.
 set(Topology ${SOURCE_DIR}/test/topologies/mesh8-broken-0-1.xml)
 file(GLOB Algorithms ${SOURCE_DIR}/algorithms/*.ccl)
 
@@ -15,6 +16,9 @@ endfunction()
 
 run("cclc check algorithms/*.ccl" ${CCLC} check ${Algorithms})
 run("cclc topo mesh8-broken-0-1.xml" ${CCLC} topo ${Topology} --emit=text)
-run("cclc compile butterfly-allreduce.ccl for mesh8-broken-0-1.xml"
+run("cclc compile butterfly-allreduce.ccl for mesh8-broken-0-1.xml (remap keeps GPU0-GPU1 idle)"
     ${CCLC} compile ${SOURCE_DIR}/algorithms/butterfly-allreduce.ccl --topo ${Topology}
-    --emit=schedule)
+    --channels 1 --emit=schedule)
+run("cclc compile ring-allreduce.ccl --explain: predicted time per size, crossovers"
+    ${CCLC} compile ${SOURCE_DIR}/algorithms/ring-allreduce.ccl --topo ${Topology}
+    --explain --algorithms ${SOURCE_DIR}/algorithms -o /dev/null)

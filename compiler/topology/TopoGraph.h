@@ -34,7 +34,7 @@ std::string_view pathTypeName(PathType Type);
 bool parsePathType(std::string_view Name, PathType &Type);
 
 struct TopoGraph {
-  int Id = 0; ///< 0 ring, 1 tree, 2 collnet chain, 3 collnet direct, 4 nvls (NCCL's graph ids).
+  int Id = 0; ///< 0 ring, 1 tree, 2 collnet chain, 3 nvls, 4 collnet direct (NCCL 2.23 ids).
   Pattern Pat = Pattern::Ring;
   bool CrossNic = false;
   int MinChannels = 1;
