@@ -1,6 +1,7 @@
 //===- GraphXml.cpp - NCCL's graph XML (NCCL_GRAPH_FILE) ------------------===//
 
 #include "compiler/topology/GraphXml.h"
+#include "compiler/topology/TopoXml.h"
 #include "compiler/topology/Format.h"
 #include "compiler/topology/Search.h"
 #include "dsl/Assert.h"
@@ -318,13 +319,8 @@ std::optional<TopoGraph> GraphXmlReader::readGraph(pugi::xml_node Element) {
 
 std::optional<GraphXmlFile> GraphXmlReader::read() {
   pugi::xml_document Doc;
-  pugi::xml_parse_result Result =
-      Doc.load_buffer(Text.data(), Text.size(), pugi::parse_default, pugi::encoding_utf8);
-  if (!Result) {
-    Diags.error(SM.locForOffset(FileId, static_cast<size_t>(Result.offset)),
-                std::string("malformed XML: ") + Result.description());
+  if (!loadXmlDocument(Doc, FileId, SM, Diags))
     return std::nullopt;
-  }
   pugi::xml_node Root = Doc.document_element();
   if (!Root) {
     Diags.error(SourceLoc{FileId, 1, 1}, "graph XML has no <graphs> element");

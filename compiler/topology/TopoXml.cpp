@@ -398,15 +398,9 @@ std::optional<XmlCpu> Reader::readCpu(const pugi::xml_node &N) {
 }
 
 std::optional<TopoXml> Reader::read() {
-  std::string_view Text = SM.getText(FileId);
   pugi::xml_document Doc;
-  pugi::xml_parse_result Result =
-      Doc.load_buffer(Text.data(), Text.size(), pugi::parse_default, pugi::encoding_utf8);
-  if (!Result) {
-    Diags.error(SM.locForOffset(FileId, static_cast<size_t>(Result.offset)),
-                std::string("malformed XML: ") + Result.description());
+  if (!loadXmlDocument(Doc, FileId, SM, Diags))
     return std::nullopt;
-  }
   pugi::xml_node System = Doc.child("system");
   if (!System) {
     pugi::xml_node First = Doc.first_child();
@@ -429,6 +423,17 @@ std::optional<TopoXml> Reader::read() {
 }
 
 } // namespace
+
+bool loadXmlDocument(pugi::xml_document &Doc, uint32_t FileId, const SourceManager &SM,
+                     DiagnosticEngine &Diags) {
+  std::string_view Text = SM.getText(FileId);
+  pugi::xml_parse_result Result =
+      Doc.load_buffer(Text.data(), Text.size(), pugi::parse_default, pugi::encoding_utf8);
+  if (!Result)
+    Diags.error(SM.locForOffset(FileId, static_cast<size_t>(Result.offset)),
+                std::string("malformed XML: ") + Result.description());
+  return static_cast<bool>(Result);
+}
 
 std::optional<TopoXml> readTopoXml(uint32_t FileId, const SourceManager &SM,
                                    DiagnosticEngine &Diags) {

@@ -29,6 +29,10 @@
 #include <variant>
 #include <vector>
 
+namespace pugi {
+class xml_document;
+}
+
 namespace cclc::topo {
 
 struct XmlNet {
@@ -112,6 +116,11 @@ struct TopoXml {
 /// (it does not stop at the first) and returns nullopt if there was an error.
 std::optional<TopoXml> readTopoXml(uint32_t FileId, const SourceManager &SM,
                                    DiagnosticEngine &Diags);
+
+/// Parses buffer FileId into Doc; reports malformed XML at the offending
+/// line and column. Shared by the topology and graph readers.
+bool loadXmlDocument(pugi::xml_document &Doc, uint32_t FileId, const SourceManager &SM,
+                     DiagnosticEngine &Diags);
 
 /// NCCL's busIdToInt64: "0000:3b:00.0" -> 0x3b000. False when Text has a
 /// character that is not a hex digit, ':' or '.', or too many digits.

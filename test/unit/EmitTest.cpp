@@ -17,6 +17,8 @@
 #include "compiler/verify/Verifier.h"
 #include "dsl/Frontend.h"
 
+#include "LibrarySchedule.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,25 +35,17 @@ namespace {
 /// Instantiates algorithms/<Name>.ccl for NRanks ranks; with Channels > 0,
 /// also runs the pass pipeline (fusion, channel parallelism) on it.
 Schedule library(const std::string &Name, int32_t NRanks, int32_t Channels = 0) {
-  SourceManager SM;
-  std::ostringstream Errors;
-  DiagnosticEngine Diags(SM, Errors);
-  std::string Error;
-  std::optional<uint32_t> Id =
-      SM.loadFile(std::string(CCLC_SOURCE_DIR) + "/algorithms/" + Name + ".ccl", Error);
-  EXPECT_TRUE(Id) << Error;
-  dsl::OperationCatalog Ops;
-  std::unique_ptr<dsl::Algorithm> Algo = dsl::parseAndCheck(*Id, Ops, Diags);
-  EXPECT_TRUE(Algo) << Errors.str();
-  std::optional<Schedule> S = instantiate(*Algo, flatTarget(NRanks), InstantiateOptions{}, Diags);
-  EXPECT_TRUE(S) << Errors.str();
-  if (S && Channels > 0) {
+  Schedule S = test::librarySchedule(Name, NRanks);
+  if (Channels > 0) {
+    SourceManager SM;
+    std::ostringstream Errors;
+    DiagnosticEngine Diags(SM, Errors);
     passes::PipelineOptions Options;
     Options.Channels = Channels;
     std::ostringstream Log;
-    EXPECT_TRUE(passes::runPipeline(*S, Options, Log, Diags)) << Errors.str();
+    EXPECT_TRUE(passes::runPipeline(S, Options, Log, Diags)) << Errors.str();
   }
-  return S ? *S : Schedule{};
+  return S;
 }
 
 std::string text(const Schedule &S) {

@@ -17,6 +17,8 @@
 #include "compiler/verify/Verifier.h"
 #include "dsl/Frontend.h"
 
+#include "LibrarySchedule.h"
+
 #include <gtest/gtest.h>
 
 #include <deque>
@@ -36,19 +38,7 @@ namespace {
 
 /// Instantiates algorithms/<Name>.ccl for --nranks NRanks.
 Schedule library(const std::string &Name, int32_t NRanks) {
-  SourceManager SM;
-  std::ostringstream Errors;
-  DiagnosticEngine Diags(SM, Errors);
-  std::string Error;
-  std::optional<uint32_t> Id =
-      SM.loadFile(std::string(CCLC_SOURCE_DIR) + "/algorithms/" + Name + ".ccl", Error);
-  EXPECT_TRUE(Id) << Error;
-  dsl::OperationCatalog Ops;
-  std::unique_ptr<dsl::Algorithm> Algo = dsl::parseAndCheck(*Id, Ops, Diags);
-  EXPECT_TRUE(Algo) << Errors.str();
-  std::optional<Schedule> S = instantiate(*Algo, flatTarget(NRanks), InstantiateOptions{}, Diags);
-  EXPECT_TRUE(S) << Errors.str();
-  return S ? *S : Schedule{};
+  return test::librarySchedule(Name, NRanks);
 }
 
 Slice out(int32_t Chunk, int32_t Count = 1) { return Slice{BufferKind::Output, Chunk, Count}; }

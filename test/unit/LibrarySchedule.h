@@ -1,0 +1,42 @@
+//===- LibrarySchedule.h - Schedules of the algorithm library for tests ---===//
+//
+// Unit tests of the passes and emitters start from the real algorithms, so
+// they share one way to instantiate algorithms/<Name>.ccl for --nranks N.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/schedule/Instantiate.h"
+#include "dsl/Frontend.h"
+
+#include <gtest/gtest.h>
+#include <memory>
+#include <sstream>
+#include <string>
+
+namespace cclc::test {
+
+/// Instantiates algorithms/<Name>.ccl for NRanks ranks without a topology;
+/// failures are test failures carrying the diagnostics.
+inline sched::Schedule librarySchedule(const std::string &Name, int32_t NRanks) {
+  SourceManager SM;
+  std::ostringstream Errors;
+  DiagnosticEngine Diags(SM, Errors);
+  std::string Error;
+  std::optional<uint32_t> Id =
+      SM.loadFile(std::string(CCLC_SOURCE_DIR) + "/algorithms/" + Name + ".ccl", Error);
+  EXPECT_TRUE(Id) << Error;
+  if (!Id)
+    return {};
+  dsl::OperationCatalog Ops;
+  std::unique_ptr<dsl::Algorithm> Algo = dsl::parseAndCheck(*Id, Ops, Diags);
+  EXPECT_TRUE(Algo) << Errors.str();
+  if (!Algo)
+    return {};
+  std::optional<sched::Schedule> S =
+      sched::instantiate(*Algo, sched::flatTarget(NRanks), sched::InstantiateOptions{}, Diags);
+  EXPECT_TRUE(S) << Errors.str();
+  return S ? *S : sched::Schedule{};
+}
+
+} // namespace cclc::test
