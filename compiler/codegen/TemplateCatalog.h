@@ -1,0 +1,64 @@
+//===- TemplateCatalog.h - The primitives of the template library -*- C++ -*-===//
+//
+// What the template library offers, learned by reading its headers with Clang
+// libTooling: every function template marked CCLC_PRIMITIVE(Name, Effect)
+// (see templates/common/Primitive.h), with its signature. The DSL's operation
+// catalog is extended from it, so a primitive added to templates/ is callable
+// from a .ccl file without changing the compiler, and the kernel emitters
+// call only primitives found here.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "dsl/Builtins.h"
+#include "dsl/Diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cclc::codegen {
+
+/// The kernel targets.
+enum class KernelTarget { Host, Cuda };
+std::string_view targetName(KernelTarget Target);
+
+struct PrimitiveInfo {
+  std::string Name;          ///< What a .ccl file calls it.
+  std::string Effect;        ///< The language operation whose meaning it has.
+  std::string QualifiedName; ///< The C++ function, e.g. cclc::host::recvReduceSend.
+  std::vector<std::string> ParamTypes; ///< As written, e.g. "Slice<const T>".
+  unsigned TemplateParams = 0;
+  bool Device = false;       ///< Marked __device__ (CUDA).
+  std::string File;          ///< Where it is declared, for diagnostics.
+  unsigned Line = 0;
+};
+
+struct CatalogOptions {
+  KernelTarget Target = KernelTarget::Host;
+  /// The template library's root (holding common/, host/, cuda/).
+  std::string TemplateDir;
+  /// More headers to read, each adding primitives (a user's own library).
+  std::vector<std::string> ExtraHeaders;
+};
+
+class TemplateCatalog {
+public:
+  /// Parses the target's primitive headers and the extra ones; reports
+  /// parse errors and malformed primitives (unknown effect, a signature that
+  /// does not fit the effect) and returns nothing then.
+  static std::optional<TemplateCatalog> load(const CatalogOptions &Opts, DiagnosticEngine &Diags);
+
+  const std::vector<PrimitiveInfo> &primitives() const { return Prims; }
+  const PrimitiveInfo *lookup(std::string_view Name) const;
+  /// The headers generated code includes, in order.
+  const std::vector<std::string> &includes() const { return Includes; }
+  /// Registers every primitive not already known with the DSL's catalog.
+  void extend(dsl::OperationCatalog &Ops) const;
+
+private:
+  std::vector<PrimitiveInfo> Prims;
+  std::vector<std::string> Includes;
+};
+
+} // namespace cclc::codegen

@@ -1,0 +1,167 @@
+//===- Connection.h - Bounded slot FIFOs between ranks (host) ----*- C++ -*-===//
+//
+// The connection model every executor shares: each (sender, receiver,
+// channel) has a FIFO of NumSlots slots of SlotBytes, in memory both sides
+// reach (process memory for threads, POSIX shared memory between processes,
+// a local buffer drained by a network proxy for TCP). The sender advances
+// Tail after filling a slot; the receiver advances Head after consuming one.
+// Each counter has one writer, so the data path takes no lock. This is
+// NCCL's simple protocol, with one message per slot.
+//
+// Every wait is bounded by a Waiter: its timeout, and an abort flag that a
+// failing rank or the runtime raises so that all ranks stop instead of
+// hanging. A wait that ends that way throws CommError.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace cclc::host {
+
+enum class CommStatus {
+  Timeout,  ///< A peer did not make progress within the timeout.
+  Aborted,  ///< Another rank or the runtime stopped the collective.
+  Mismatch, ///< A message had a different size than the step expected.
+};
+
+class CommError : public std::runtime_error {
+public:
+  CommError(CommStatus Status, const std::string &What)
+      : std::runtime_error(What), Status(Status) {}
+  CommStatus status() const { return Status; }
+
+private:
+  CommStatus Status;
+};
+
+/// Bounds every blocking wait of one collective.
+struct Waiter {
+  /// Raised (nonzero) to stop every wait; may be null.
+  const std::atomic<uint32_t> *Abort = nullptr;
+  std::chrono::milliseconds Timeout{30000};
+
+  /// Spins on Ready, then yields, until it holds; throws on timeout or abort.
+  /// What and Peer name the wait in the error.
+  template <class Pred> void until(Pred &&Ready, const char *What, int Peer) const {
+    for (int Spin = 0; Spin < 2048; ++Spin)
+      if (Ready())
+        return;
+    auto Deadline = std::chrono::steady_clock::now() + Timeout;
+    for (uint32_t I = 0;; ++I) {
+      if (Ready())
+        return;
+      if (Abort && Abort->load(std::memory_order_relaxed))
+        throw CommError(CommStatus::Aborted, std::string("aborted while waiting to ") + What +
+                                                 " rank " + std::to_string(Peer));
+      if ((I & 63) == 0 && std::chrono::steady_clock::now() > Deadline)
+        throw CommError(CommStatus::Timeout,
+                        std::string("timed out after ") + std::to_string(Timeout.count()) +
+                            " ms waiting to " + What + " rank " + std::to_string(Peer) +
+                            "; the peer may have died or stalled");
+      std::this_thread::yield();
+    }
+  }
+};
+
+/// The shared part of a FIFO: the counters, on cache lines of their own, then
+/// the size of the message in each slot.
+struct FifoHeader {
+  alignas(64) std::atomic<uint64_t> Tail{0}; ///< Messages posted by the sender.
+  alignas(64) std::atomic<uint64_t> Head{0}; ///< Messages consumed by the receiver.
+};
+
+/// A view of one FIFO laid out in a block of memory:
+/// [FifoHeader][uint64_t Sizes[NumSlots]][padding][slots].
+struct Fifo {
+  FifoHeader *Header = nullptr;
+  uint64_t *Sizes = nullptr;
+  std::byte *Slots = nullptr;
+  uint32_t NumSlots = 0;
+  size_t SlotBytes = 0;
+
+  static size_t slotsOffset(uint32_t NumSlots) {
+    size_t Off = sizeof(FifoHeader) + NumSlots * sizeof(uint64_t);
+    return (Off + 63) / 64 * 64;
+  }
+  static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
+    return slotsOffset(NumSlots) + NumSlots * SlotBytes;
+  }
+  /// Views Mem (64-byte aligned, bytesFor bytes); Init constructs the counters,
+  /// which exactly one side does before the other attaches.
+  static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes, bool Init) {
+    Fifo F;
+    F.Header = Init ? new (Mem) FifoHeader() : static_cast<FifoHeader *>(Mem);
+    F.Sizes = reinterpret_cast<uint64_t *>(static_cast<std::byte *>(Mem) + sizeof(FifoHeader));
+    F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(NumSlots);
+    F.NumSlots = NumSlots;
+    F.SlotBytes = SlotBytes;
+    return F;
+  }
+};
+
+/// The sending end of a FIFO.
+struct Outbox {
+  Fifo Q;
+  int Peer = -1;
+  const Waiter *Wait = nullptr;
+
+  /// Waits for a free slot and returns it.
+  std::byte *acquire() {
+    uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
+    Wait->until(
+        [&] { return Tail - Q.Header->Head.load(std::memory_order_acquire) < Q.NumSlots; },
+        "send to", Peer);
+    return Q.Slots + (Tail % Q.NumSlots) * Q.SlotBytes;
+  }
+  /// True when acquire() would not wait.
+  bool ready() const {
+    return Q.Header->Tail.load(std::memory_order_relaxed) -
+               Q.Header->Head.load(std::memory_order_acquire) <
+           Q.NumSlots;
+  }
+  /// Publishes the acquired slot holding Bytes bytes.
+  void post(size_t Bytes) {
+    uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
+    Q.Sizes[Tail % Q.NumSlots] = Bytes;
+    Q.Header->Tail.store(Tail + 1, std::memory_order_release);
+  }
+};
+
+/// The receiving end of a FIFO.
+struct Inbox {
+  Fifo Q;
+  int Peer = -1;
+  const Waiter *Wait = nullptr;
+
+  /// Waits for the next message and returns its slot; Bytes must be its size.
+  const std::byte *peek(size_t Bytes) {
+    uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
+    Wait->until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
+                "receive from", Peer);
+    uint64_t Got = Q.Sizes[Head % Q.NumSlots];
+    if (Got != Bytes)
+      throw CommError(CommStatus::Mismatch,
+                      "received " + std::to_string(Got) + " bytes from rank " +
+                          std::to_string(Peer) + " where the schedule expects " +
+                          std::to_string(Bytes) +
+                          "; the ranks run different plans or kernels");
+    return Q.Slots + (Head % Q.NumSlots) * Q.SlotBytes;
+  }
+  /// True when peek() would not wait.
+  bool ready() const {
+    return Q.Header->Tail.load(std::memory_order_acquire) !=
+           Q.Header->Head.load(std::memory_order_relaxed);
+  }
+  /// Frees the slot returned by peek().
+  void release() { Q.Header->Head.fetch_add(1, std::memory_order_release); }
+};
+
+} // namespace cclc::host
