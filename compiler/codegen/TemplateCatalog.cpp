@@ -1,0 +1,1 @@
+//===- TemplateCatalog.cpp - Reads the template library with libTooling -===//
