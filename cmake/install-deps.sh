@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs everything cclc needs to build and test on Debian 12, from Debian's own packages.
 # lit comes from llvm-14-tools (the build finds it under /usr/lib/llvm-14/build/utils/lit).
+# Open MPI and Gloo are what cclc-allreduce-bench compares with; iproute2 makes the network
+# namespaces of the two-host runtime test.
 set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   nlohmann-json3-dev libpugixml-dev libcli11-dev libgtest-dev
   llvm-14-dev llvm-14-tools clang-14 libclang-14-dev libclang-cpp14-dev
+  openmpi-bin libopenmpi-dev libgloo-dev iproute2
 )
 missing=()
 for p in "${packages[@]}"; do

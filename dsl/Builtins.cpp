@@ -84,26 +84,30 @@ std::string OperationInfo::signature() const {
 
 OperationCatalog::OperationCatalog() {
   using R = ParamRole;
+  // The language's operations are their own effects.
+  auto Op = [](std::string Name, std::vector<OperationParam> Params, std::string Doc) {
+    return OperationInfo{Name, std::move(Params), std::move(Doc), Name};
+  };
   Ops = {
-      {"send", {{"peer", R::Peer}, {"src", R::Source}}, "send src to peer"},
-      {"recv", {{"peer", R::Peer}, {"dst", R::Destination}}, "receive from peer into dst"},
-      {"recv_reduce",
-       {{"peer", R::Peer}, {"acc", R::Accumulator}},
-       "receive from peer and combine into acc"},
-      {"copy", {{"src", R::Source}, {"dst", R::Destination}}, "copy src to dst locally"},
-      {"reduce", {{"src", R::Source}, {"acc", R::Accumulator}}, "combine src into acc locally"},
-      {"exchange",
-       {{"peer", R::Peer}, {"src", R::Source}, {"dst", R::Destination}},
-       "send src to peer and receive peer's data into dst"},
-      {"exchange_reduce",
-       {{"peer", R::Peer}, {"src", R::Source}, {"acc", R::Accumulator}},
-       "send src to peer and combine peer's data into acc"},
-      {"recv_reduce_send",
-       {{"from", R::Peer}, {"to", R::Peer}, {"acc", R::Forwarded}},
-       "receive from 'from', combine into acc, send acc to 'to'"},
-      {"recv_copy_send",
-       {{"from", R::Peer}, {"to", R::Peer}, {"dst", R::Forwarded}},
-       "receive from 'from' into dst and send it on to 'to'"},
+      Op("send", {{"peer", R::Peer}, {"src", R::Source}}, "send src to peer"),
+      Op("recv", {{"peer", R::Peer}, {"dst", R::Destination}}, "receive from peer into dst"),
+      Op("recv_reduce",
+         {{"peer", R::Peer}, {"acc", R::Accumulator}},
+         "receive from peer and combine into acc"),
+      Op("copy", {{"src", R::Source}, {"dst", R::Destination}}, "copy src to dst locally"),
+      Op("reduce", {{"src", R::Source}, {"acc", R::Accumulator}}, "combine src into acc locally"),
+      Op("exchange",
+         {{"peer", R::Peer}, {"src", R::Source}, {"dst", R::Destination}},
+         "send src to peer and receive peer's data into dst"),
+      Op("exchange_reduce",
+         {{"peer", R::Peer}, {"src", R::Source}, {"acc", R::Accumulator}},
+         "send src to peer and combine peer's data into acc"),
+      Op("recv_reduce_send",
+         {{"from", R::Peer}, {"to", R::Peer}, {"acc", R::Forwarded}},
+         "receive from 'from', combine into acc, send acc to 'to'"),
+      Op("recv_copy_send",
+         {{"from", R::Peer}, {"to", R::Peer}, {"dst", R::Forwarded}},
+         "receive from 'from' into dst and send it on to 'to'"),
   };
 }
 

@@ -68,6 +68,10 @@ struct OperationInfo {
   std::string Name;
   std::vector<OperationParam> Params;
   std::string Doc;
+  /// The language operation whose meaning this one has: its own name for the
+  /// language's operations, the effect a template-library primitive declares
+  /// otherwise. Instantiation and verification go by the effect alone.
+  std::string Effect;
   /// Renders "send(peer, src)" for notes and documentation.
   std::string signature() const;
 };

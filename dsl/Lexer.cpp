@@ -2,6 +2,7 @@
 
 #include "dsl/Lexer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <unordered_map>
 
@@ -154,7 +155,7 @@ Token Lexer::lexNumber(size_t Begin, SourceLoc Loc) {
   return T;
 }
 
-Token Lexer::lexIdentifier(size_t Begin, SourceLoc Loc) {
+static const std::unordered_map<std::string_view, TokenKind> &keywords() {
   static const std::unordered_map<std::string_view, TokenKind> Keywords = {
       {"let", TokenKind::KwLet},       {"var", TokenKind::KwVar},
       {"for", TokenKind::KwFor},       {"in", TokenKind::KwIn},
@@ -164,10 +165,23 @@ Token Lexer::lexIdentifier(size_t Begin, SourceLoc Loc) {
       {"chunks", TokenKind::KwChunks}, {"true", TokenKind::KwTrue},
       {"false", TokenKind::KwFalse},
   };
-  while (std::isalnum(static_cast<unsigned char>(peek())) || peek() == '_')
+  return Keywords;
+}
+
+static bool isIdentifierChar(char C) {
+  return std::isalnum(static_cast<unsigned char>(C)) || C == '_';
+}
+
+bool isIdentifier(std::string_view Name) {
+  return !Name.empty() && !std::isdigit(static_cast<unsigned char>(Name[0])) &&
+         std::all_of(Name.begin(), Name.end(), isIdentifierChar) && !keywords().count(Name);
+}
+
+Token Lexer::lexIdentifier(size_t Begin, SourceLoc Loc) {
+  while (isIdentifierChar(peek()))
     advance();
   Token T = make(TokenKind::Identifier, Begin, Loc);
-  if (auto It = Keywords.find(T.Text); It != Keywords.end())
+  if (auto It = keywords().find(T.Text); It != keywords().end())
     T.Kind = It->second;
   return T;
 }

@@ -10,6 +10,7 @@
 #include "dsl/Diagnostics.h"
 #include "dsl/Token.h"
 
+#include <string_view>
 #include <vector>
 
 namespace cclc::dsl {
@@ -37,5 +38,9 @@ private:
   uint32_t Line = 1;
   uint32_t Col = 1;
 };
+
+/// True when Name lexes as one identifier that is not a keyword: the names a
+/// .ccl file can call.
+bool isIdentifier(std::string_view Name);
 
 } // namespace cclc::dsl

@@ -8,18 +8,18 @@
 
 #include "Commands.h"
 #include "InputOutput.h"
+#include "Templates.h"
 
+#include "compiler/codegen/KernelEmit.h"
 #include "compiler/cost/Explain.h"
-#include "compiler/passes/Pipeline.h"
-#include "compiler/schedule/Instantiate.h"
-#include "compiler/schedule/Placement.h"
+#include "compiler/passes/BuildSchedule.h"
 #include "compiler/topology/Machine.h"
-#include "compiler/verify/Verifier.h"
 #include "dsl/Frontend.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -33,56 +33,18 @@ struct CompileOptions {
   std::string Topo;
   int Nodes = 1;
   int NRanks = 0;
-  int Root = 0;
-  int BufferSlots = 2;
   std::string Emit = "schedule";
   std::string Output = "-";
-  /// Channels for flat algorithms; 0 means as many as the target has rings.
-  int Channels = 0;
-  passes::PipelineOptions Pipeline;
+  /// --emit=host|cuda: the element types and operators to instantiate.
+  std::vector<std::string> DTypes = {"f32"};
+  std::vector<std::string> RedOps = {"sum"};
+  passes::BuildOptions Build;
+  TemplateOptions Templates;
   /// Print the cost model's predictions and compare with the library.
   bool Explain = false;
   /// Where --explain finds the library algorithms to compare with.
   std::string Algorithms = CCLC_ALGORITHMS_DIR;
 };
-
-/// Places, instantiates, verifies and optimizes Algo for Target, printing what
-/// the passes are asked to print to Log. Nullopt after a diagnostic.
-std::optional<sched::Schedule> buildSchedule(const dsl::Algorithm &Algo, const sched::Target &Target,
-                                             const CompileOptions &Opts, std::ostream &Log,
-                                             DiagnosticEngine &Diags) {
-  sched::InstantiateOptions InstOpts;
-  InstOpts.Root = Opts.Root;
-  InstOpts.BufferSlots = Opts.BufferSlots;
-  const dsl::RemapStmt *Remap = Algo.Remap;
-  bool AutoRemap = Remap && Remap->TheForm == dsl::RemapStmt::Form::Auto;
-  if (AutoRemap) {
-    std::optional<std::vector<int32_t>> Placement =
-        sched::placeAuto(Algo, Target, InstOpts, Diags);
-    if (!Placement)
-      return std::nullopt;
-    InstOpts.Placement = std::move(*Placement);
-  }
-  std::optional<sched::Schedule> Schedule = sched::instantiate(Algo, Target, InstOpts, Diags);
-  if (!Schedule)
-    return std::nullopt;
-  if (!verify::verifySchedule(*Schedule, Diags))
-    return std::nullopt;
-  if (Remap && !AutoRemap)
-    sched::checkRemapLinks(*Schedule, Target, *Remap, Diags);
-
-  passes::PipelineOptions Pipeline = Opts.Pipeline;
-  Pipeline.Channels =
-      Opts.Channels ? Opts.Channels : std::max(1, static_cast<int>(Target.Rings.size()));
-  if (!passes::runPipeline(*Schedule, Pipeline, Log, Diags))
-    return std::nullopt;
-  if (!verify::verifySchedule(*Schedule, Diags)) {
-    Diags.note(SourceLoc{}, "the schedule fails verification after the optimization passes; "
-                            "--disable-pass=NAME and --print-after=NAME find the pass at fault");
-    return std::nullopt;
-  }
-  return Schedule;
-}
 
 /// --explain: the cost model's table for S, then S against the library's
 /// algorithms of the same collective on the same target (those that compile
@@ -105,8 +67,8 @@ void explain(const sched::Schedule &S, const sched::Target &Target, const Compil
   DiagnosticEngine Quiet(SM);
   Quiet.setSilent(true);
   CompileOptions LibraryOpts = Opts;
-  LibraryOpts.Pipeline.PrintAfter.clear();
-  LibraryOpts.Pipeline.Stats = false;
+  LibraryOpts.Build.Pipeline.PrintAfter.clear();
+  LibraryOpts.Build.Pipeline.Stats = false;
   std::ostream Discard(nullptr);
   dsl::OperationCatalog Ops;
   for (const std::filesystem::path &File : Library) {
@@ -115,7 +77,8 @@ void explain(const sched::Schedule &S, const sched::Target &Target, const Compil
     std::unique_ptr<dsl::Algorithm> Algo = Id ? dsl::parseAndCheck(*Id, Ops, Quiet) : nullptr;
     if (!Algo || Algo->Collective != S.Collective || Algo->Name == S.Algorithm)
       continue;
-    if (std::optional<sched::Schedule> Other = buildSchedule(*Algo, Target, LibraryOpts, Discard, Quiet))
+    if (std::optional<sched::Schedule> Other =
+            passes::buildSchedule(*Algo, Target, LibraryOpts.Build, Discard, Quiet))
       Curves.push_back({Other->Algorithm, Model.predict(*Other, Sizes)});
   }
   if (Curves.size() == 1) {
@@ -135,6 +98,56 @@ void explain(const sched::Schedule &S, const sched::Target &Target, const Compil
             << cost::describeWindow(*Window) << "\n";
 }
 
+/// The --emit formats of compile: every schedule format and the kernel targets.
+std::vector<std::string> compileFormats() {
+  std::vector<std::string> Formats = scheduleFormats();
+  Formats.insert(Formats.end(), {"host", "cuda"});
+  return Formats;
+}
+
+bool isKernelFormat(const std::string &Emit) { return Emit == "host" || Emit == "cuda"; }
+
+/// --emit=host|cuda: the kernels' header and source in directory Opts.Output,
+/// created if missing.
+bool writeKernels(const sched::Schedule &S, const codegen::TemplateCatalog &Catalog,
+                  const CompileOptions &Opts, const emit::PlanInfo &Info,
+                  DiagnosticEngine &Diags) {
+  codegen::KernelEmitOptions KOpts;
+  KOpts.Target = primitiveTarget(Opts.Emit);
+  KOpts.Stem = codegen::kernelStem(Opts.File);
+  KOpts.Info = Info;
+  // The option checks admit only known names; repeats are dropped.
+  KOpts.Types.clear();
+  for (const std::string &Name : Opts.DTypes)
+    if (codegen::ElementType T = *codegen::parseElementType(Name);
+        std::find(KOpts.Types.begin(), KOpts.Types.end(), T) == KOpts.Types.end())
+      KOpts.Types.push_back(T);
+  KOpts.Ops.clear();
+  for (const std::string &Name : Opts.RedOps)
+    if (codegen::ReductionOp Op = *codegen::parseReductionOp(Name);
+        std::find(KOpts.Ops.begin(), KOpts.Ops.end(), Op) == KOpts.Ops.end())
+      KOpts.Ops.push_back(Op);
+  std::optional<std::vector<codegen::GeneratedFile>> Files =
+      codegen::emitKernels(S, Catalog, KOpts, Diags);
+  if (!Files)
+    return false;
+  std::error_code Error;
+  std::filesystem::create_directories(Opts.Output, Error);
+  if (Error) {
+    Diags.error(SourceLoc{}, "cannot create directory '" + Opts.Output + "': " + Error.message());
+    return false;
+  }
+  for (const codegen::GeneratedFile &File : *Files) {
+    std::filesystem::path Path = std::filesystem::path(Opts.Output) / File.Name;
+    std::ofstream OS(Path);
+    if (!(OS << File.Text)) {
+      Diags.error(SourceLoc{}, "cannot write '" + Path.string() + "'");
+      return false;
+    }
+  }
+  return true;
+}
+
 int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
@@ -142,8 +155,12 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   std::optional<uint32_t> Id = loadSource(SM, Diags, Opts.File);
   if (!Id)
     return 1;
+  codegen::CatalogCache Catalogs(Opts.Templates.Dir, Opts.Templates.Primitives, SM, Diags);
+  if (Opts.Build.Pipeline.Stats)
+    Catalogs.setStats(&std::cerr);
   dsl::OperationCatalog Ops;
-  std::unique_ptr<dsl::Algorithm> Algo = dsl::parseAndCheck(*Id, Ops, Diags);
+  std::unique_ptr<dsl::Algorithm> Algo =
+      checkWithTemplates(*Id, Catalogs, primitiveTarget(Opts.Emit), Ops, Diags);
   if (!Algo)
     return 1;
 
@@ -161,7 +178,8 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
     Target = sched::flatTarget(Opts.NRanks);
   }
 
-  std::optional<sched::Schedule> Schedule = buildSchedule(*Algo, Target, Opts, std::cerr, Diags);
+  std::optional<sched::Schedule> Schedule =
+      passes::buildSchedule(*Algo, Target, Opts.Build, std::cerr, Diags);
   if (!Schedule)
     return 1;
 
@@ -171,6 +189,12 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   Info.Generator = generatorName();
   if (Opts.Explain)
     explain(*Schedule, Target, Opts, SM, Info);
+  if (isKernelFormat(Opts.Emit)) {
+    const codegen::TemplateCatalog *Catalog = Catalogs.get(primitiveTarget(Opts.Emit));
+    return Catalog && writeKernels(*Schedule, *Catalog, Opts, Info, Diags) && !Diags.hasErrors()
+               ? 0
+               : 1;
+  }
   bool Written = writeOutput(Opts.Output, Diags, [&](std::ostream &OS) {
     emitSchedule(*Schedule, Opts.Emit, Info, OS, Diags);
   });
@@ -196,31 +220,45 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                                         "rank order and NCCL's double binary trees")
                             ->check(CLI::Range(1, 65536));
   Topo->excludes(NRanks);
-  Cmd->add_option("--root", Opts->Root, "Root rank of broadcast and reduce")->capture_default_str();
-  Cmd->add_option("--buffer-slots", Opts->BufferSlots,
+  Cmd->add_option("--root", Opts->Build.Root, "Root rank of broadcast and reduce")
+      ->capture_default_str();
+  Cmd->add_option("--buffer-slots", Opts->Build.BufferSlots,
                   "Messages each connection buffers (the runtime's slots)")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  Cmd->add_option("--emit", Opts->Emit, "Output format")
-      ->check(CLI::IsMember(scheduleFormats()))
+  Cmd->add_option("--emit", Opts->Emit, "Output format; host and cuda write kernels")
+      ->check(CLI::IsMember(compileFormats()))
       ->capture_default_str();
-  Cmd->add_option("-o,--output", Opts->Output, "Output file ('-' for stdout)")
+  Cmd->add_option("-o,--output", Opts->Output,
+                  "Output file ('-' for stdout); for --emit=host|cuda, the directory of the "
+                  "generated header and source")
       ->capture_default_str();
-  Cmd->add_option("--chunks-factor", Opts->Pipeline.ChunksFactor,
+  Cmd->add_option("--dtypes", Opts->DTypes,
+                  "Element types to generate kernels for (--emit=host|cuda), comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember(codegen::elementTypeNames()))
+      ->capture_default_str();
+  Cmd->add_option("--ops", Opts->RedOps,
+                  "Reduction operators to generate kernels for (--emit=host|cuda), "
+                  "comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember(codegen::reductionOpNames()))
+      ->capture_default_str();
+  Cmd->add_option("--chunks-factor", Opts->Build.Pipeline.ChunksFactor,
                   "Split every chunk into F sub-chunks and pipeline the steps over them")
       ->check(CLI::Range(1, 1 << 16))
       ->capture_default_str();
-  Cmd->add_option("--channels", Opts->Channels,
+  Cmd->add_option("--channels", Opts->Build.Channels,
                   "Channels a flat algorithm runs on (default: the target's ring channels)")
       ->check(CLI::Range(1, 1024));
   std::vector<std::string> PassNames = passes::passNames();
-  Cmd->add_option("--disable-pass", Opts->Pipeline.Disabled, "Do not run pass NAME")
+  Cmd->add_option("--disable-pass", Opts->Build.Pipeline.Disabled, "Do not run pass NAME")
       ->check(CLI::IsMember(PassNames));
   PassNames.push_back("all");
-  Cmd->add_option("--print-after", Opts->Pipeline.PrintAfter,
+  Cmd->add_option("--print-after", Opts->Build.Pipeline.PrintAfter,
                   "Print the schedule to stderr after pass NAME ('all': after every pass)")
       ->check(CLI::IsMember(PassNames));
-  Cmd->add_flag("--verify-each", Opts->Pipeline.VerifyEach,
+  Cmd->add_flag("--verify-each", Opts->Build.Pipeline.VerifyEach,
                 "Verify the schedule after every pass, not only at the end");
   Cmd->add_flag("--explain", Opts->Explain,
                 "Print predicted time and bandwidth per message size, compare with the "
@@ -229,10 +267,16 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->add_option("--algorithms", Opts->Algorithms,
                   "Library algorithms --explain compares with")
       ->capture_default_str();
-  Cmd->add_flag("--stats", Opts->Pipeline.Stats, "Print what every pass did to stderr");
+  addTemplateOptions(*Cmd, Opts->Templates);
+  Cmd->add_flag("--stats", Opts->Build.Pipeline.Stats,
+                "Print what every pass did, and how long reading the template library took, to "
+                "stderr");
   Cmd->callback([Cmd, Topo, NRanks, Opts, &Common, &ExitCode] {
     if (!*Topo && !*NRanks)
       throw CLI::RequiredError("compile needs a target: --topo FILE or --nranks N");
+    if (isKernelFormat(Opts->Emit) && Opts->Output == "-")
+      throw CLI::ValidationError("--emit=" + Opts->Emit + " writes a header and a source file: "
+                                 "give their directory with -o DIR");
     ExitCode = compile(*Opts, Common);
   });
 }

@@ -2,9 +2,9 @@
 
 #include "Commands.h"
 #include "InputOutput.h"
+#include "Templates.h"
 
 #include "dsl/ASTPrinter.h"
-#include "dsl/Frontend.h"
 #include "dsl/Lexer.h"
 #include "dsl/Parser.h"
 #include "dsl/Sema.h"
@@ -19,15 +19,18 @@ void addCheckCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) 
   CLI::App *Cmd = App.add_subcommand("check", "Parse and check .ccl algorithms; report every "
                                               "error and warning");
   auto Files = std::make_shared<std::vector<std::string>>();
+  auto Templates = std::make_shared<TemplateOptions>();
   Cmd->add_option("files", *Files, ".ccl files to check")->required();
-  Cmd->callback([Files, &Common, &ExitCode] {
+  addTemplateOptions(*Cmd, *Templates);
+  Cmd->callback([Files, Templates, &Common, &ExitCode] {
     SourceManager SM;
     DiagnosticEngine Diags(SM);
     configure(Diags, Common);
+    codegen::CatalogCache Catalogs(Templates->Dir, Templates->Primitives, SM, Diags);
     dsl::OperationCatalog Ops;
     for (const std::string &Path : *Files)
       if (std::optional<uint32_t> Id = loadSource(SM, Diags, Path))
-        dsl::parseAndCheck(*Id, Ops, Diags);
+        checkWithTemplates(*Id, Catalogs, codegen::KernelTarget::Host, Ops, Diags);
     ExitCode = Diags.hasErrors() ? 1 : 0;
   });
 }

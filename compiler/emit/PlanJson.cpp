@@ -2,6 +2,7 @@
 
 #include "compiler/emit/PlanJson.h"
 #include "dsl/Assert.h"
+#include "dsl/Lexer.h"
 
 #include <initializer_list>
 #include <limits>
@@ -61,6 +62,8 @@ json stepToJson(const Step &St) {
     J["dst"] = sliceToJson(St.Dst);
   if (St.WithNext)
     J["with_next"] = true;
+  if (!St.Primitive.empty())
+    J["primitive"] = St.Primitive;
   if (St.Loc.isValid()) {
     J["line"] = St.Loc.Line;
     J["col"] = St.Loc.Col;
@@ -94,6 +97,11 @@ std::string describe(const json &J) {
   if (J.is_null())
     return "null";
   return std::string(J.is_object() ? "an object" : J.is_array() ? "an array" : "binary data");
+}
+
+/// "\"copy_streaming\"", or "the default" when the step names none.
+std::string describePrimitive(const Step &St) {
+  return St.Primitive.empty() ? "the default" : "\"" + St.Primitive + "\"";
 }
 
 class PlanReader {
@@ -356,7 +364,8 @@ bool PlanReader::slice(const json &Obj, const FieldPath &P, const char *Name,
 
 bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S,
                       Step &Out) {
-  if (!object(J, P, {"op", "peer", "send_peer", "src", "dst", "with_next", "line", "col"}) ||
+  if (!object(J, P,
+              {"op", "peer", "send_peer", "src", "dst", "with_next", "primitive", "line", "col"}) ||
       !oneOf(J, P, "op", AllOps, sched::opName, Out.Op))
     return false;
   OpFields F = fieldsOf(Out.Op);
@@ -382,6 +391,10 @@ bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched:
       return fail(P.key("with_next"), "expected true or false, found " + describe(*W));
     Out.WithNext = W->get<bool>();
   }
+  if (!string(J, P, "primitive", Out.Primitive, false))
+    return false;
+  if (J.contains("primitive") && !dsl::isIdentifier(Out.Primitive))
+    return fail(P.key("primitive"), "\"" + Out.Primitive + "\" is not a primitive's name");
   if (J.contains("line") || J.contains("col")) {
     int32_t Line, Col;
     constexpr int64_t MaxPos = std::numeric_limits<int32_t>::max();
@@ -423,9 +436,17 @@ bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, sched::Sched
     if (!object(Ch, ChP, {"steps"}) || !array(Ch, ChP, "steps", Steps))
       return false;
     sched::ChannelProgram &Out = Prog.Channels.emplace_back();
-    for (size_t I = 0; I < Steps->size(); ++I)
-      if (!step((*Steps)[I], ChP.key("steps").index(I), R, S, Out.Steps.emplace_back()))
+    for (size_t I = 0; I < Steps->size(); ++I) {
+      FieldPath SP = ChP.key("steps").index(I);
+      if (!step((*Steps)[I], SP, R, S, Out.Steps.emplace_back()))
         return false;
+      // One primitive performs both halves of an exchange.
+      const std::vector<Step> &Done = Out.Steps;
+      if (I > 0 && Done[I - 1].WithNext && Done[I - 1].Primitive != Done[I].Primitive)
+        return fail(SP, "runs with the step before it, so it needs the same primitive (" +
+                            describePrimitive(Done[I - 1]) + ", not " +
+                            describePrimitive(Done[I]) + ")");
+    }
   }
   return true;
 }

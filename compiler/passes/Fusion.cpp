@@ -27,7 +27,7 @@ size_t forwardingSend(const std::vector<Step> &Steps, size_t I) {
   for (size_t K = I + 1; K < Steps.size(); ++K) {
     const Step &Next = Steps[K];
     if (Next.Op == OpKind::Send)
-      return Next.Src == Data && runsAlone(Steps, K) ? K : I;
+      return Next.Src == Data && runsAlone(Steps, K) && Next.Primitive.empty() ? K : I;
     bool Local = Next.Op == OpKind::Copy || Next.Op == OpKind::Reduce;
     if (!Local || Next.Dst.overlaps(Data))
       return I;
@@ -39,7 +39,10 @@ void fuseProgram(std::vector<Step> &Steps, FusionResult &Result) {
   std::vector<bool> Absorbed(Steps.size(), false);
   for (size_t I = 0; I < Steps.size(); ++I) {
     Step &St = Steps[I];
-    if ((St.Op != OpKind::Recv && St.Op != OpKind::RecvReduce) || !runsAlone(Steps, I))
+    // A step done by a primitive the algorithm chose stays as it is: fusing
+    // would replace that primitive with the fused form's default one.
+    if ((St.Op != OpKind::Recv && St.Op != OpKind::RecvReduce) || !runsAlone(Steps, I) ||
+        !St.Primitive.empty())
       continue;
     size_t Send = forwardingSend(Steps, I);
     if (Send == I)

@@ -9,7 +9,8 @@
 // when every step in between is a local copy or reduce that does not write X.
 // Moving the send up past local steps changes neither any connection's
 // message order nor what the send reads, and it moves no send past a
-// receive, so it cannot introduce a deadlock.
+// receive, so it cannot introduce a deadlock. Steps done by a primitive the
+// algorithm chose (Step::Primitive) are neither fused nor absorbed.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -352,6 +352,10 @@ bool Instantiator::execOp(const OpStmt &Op) {
   const std::vector<ExprPtr> &A = Op.Args;
   Step St;
   St.Loc = Op.Range.Begin;
+  // A primitive of the template library runs with its effect's meaning; the
+  // steps only remember which primitive performs them.
+  if (Op.Info->Name != Op.Info->Effect)
+    St.Primitive = Op.Info->Name;
   auto Emit = [&](Step Next) {
     Out->push_back(Next);
     return true;
@@ -362,7 +366,7 @@ bool Instantiator::execOp(const OpStmt &Op) {
     return fail(Op.Range, "'" + Op.Name + "' moves " + std::to_string(X.Count) +
                               " chunks into a slice of " + std::to_string(Y.Count));
   };
-  const std::string &N = Op.Name;
+  const std::string &N = Op.Info->Effect;
   if (N == "send" || N == "recv" || N == "recv_reduce") {
     std::optional<int32_t> Peer = evalPeer(*A[0]);
     std::optional<Slice> Data = Peer ? evalSlice(*A[1]) : std::nullopt;
@@ -411,7 +415,8 @@ bool Instantiator::execOp(const OpStmt &Op) {
     St.Dst = *Data;
     return Emit(St);
   }
-  return fail(Op.NameRange, "operation '" + N + "' has no lowering to schedule steps");
+  return fail(Op.NameRange, "operation '" + Op.Name + "' has effect '" + N +
+                                "', which has no lowering to schedule steps");
 }
 
 //===----------------------------------------------------------------------===//

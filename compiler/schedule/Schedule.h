@@ -77,6 +77,10 @@ struct Step {
   Slice Dst;             ///< Written by everything else.
   bool WithNext = false; ///< Runs together with the next step (exchange).
   SourceLoc Loc;         ///< The .ccl statement responsible, for diagnostics.
+  /// The template-library primitive that performs the step when the algorithm
+  /// called one other than its effect's own (e.g. copy_streaming for a copy);
+  /// empty for the default. Both halves of an exchange carry it.
+  std::string Primitive;
   /// The slice a send reads: Src for Send, Dst for the fused forms.
   const Slice &sentSlice() const { return Op == OpKind::Send ? Src : Dst; }
   /// The rank a send goes to.

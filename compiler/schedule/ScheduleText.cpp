@@ -33,6 +33,8 @@ std::string formatStep(const Step &St) {
             std::to_string(St.SendPeer);
     break;
   }
+  if (!St.Primitive.empty())
+    Text += " by " + St.Primitive;
   if (St.WithNext)
     Text += " (with next)";
   return Text;

@@ -1,5 +1,7 @@
 # lit configuration for cclc's FileCheck tests.
 import os
+import subprocess
+import sys
 
 import lit.formats
 
@@ -27,3 +29,14 @@ if os.path.isdir(os.path.join(config.shared_dir, "topologies")):
     config.available_features.add("shared-topologies")
 if config.have_cuda:
     config.available_features.add("cuda")
+    config.substitutions.append(("%nvcc", config.cuda_compiler))
+
+# The two-host runtime test needs to make network namespaces (root, `ip`, a
+# kernel that allows it); where it cannot, say why once.
+two_hosts = os.path.join(config.test_source_root, "runtime", "Inputs", "two-hosts.py")
+probe = subprocess.run([sys.executable, two_hosts, "--probe"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+if probe.returncode == 0:
+    config.available_features.add("netns")
+else:
+    lit_config.note("the two-host runtime test is skipped: " + probe.stdout.strip())

@@ -343,6 +343,22 @@ TEST(Fusion, LeavesStepsThatCannotFuse) {
   EXPECT_EQ(stepsText(S, 1), Before);
 }
 
+TEST(Fusion, LeavesStepsOfChosenPrimitivesAlone) {
+  // Fusing would replace the primitive the algorithm chose with the fused
+  // form's own, on the receive or on the send.
+  std::vector<Step> Rank1 = {receive(OpKind::Recv, 0, out(0)), send(2, out(0)),
+                             receive(OpKind::RecvReduce, 0, out(1)), send(2, out(1))};
+  Rank1[0].Primitive = "recv_streaming";
+  Rank1[3].Primitive = "send_streaming";
+  Schedule S = handBuilt({{}, std::move(Rank1), {}}, 2);
+  FusionResult Result = fuseSteps(S);
+  EXPECT_EQ(Result.RecvReduceSend + Result.RecvCopySend, 0u);
+  EXPECT_EQ(stepsText(S, 1),
+            (std::vector<std::string>{"recv output[0] <- 0 by recv_streaming",
+                                      "send output[0] -> 2", "recv_reduce output[1] <- 0",
+                                      "send output[1] -> 2 by send_streaming"}));
+}
+
 TEST(Fusion, RingAllReduceForwardsEveryHopButTheLast) {
   Schedule Original = library("ring-allreduce", 4);
   Schedule S = Original;

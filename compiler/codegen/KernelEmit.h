@@ -1,0 +1,78 @@
+//===- KernelEmit.h - Specialized host and CUDA kernels ---------*- C++ -*-===//
+//
+// `cclc compile --emit=host|cuda -o DIR`: a schedule becomes C++ (host) or
+// CUDA source that runs it on any rank, with everything the schedule fixes
+// folded in: rank count, channels, chunk grid, root, remap, element type and
+// operator. Peers and chunk indices are expressions of the rank wherever a
+// closed form exists (see KernelStructure.h and IndexFit.h), and every call
+// names a primitive of the template library's catalog whose effect is the
+// step's.
+//
+// For each (dtype, op) asked for there is one entry point, declared in the
+// header in namespace cclc::gen:
+//
+//   host  void <algo>_<dtype>_<op>(const cclc::host::KernelArgs &, int Channel)
+//   cuda  __global__ void <algo>_<dtype>_<op>_kernel(cclc::cuda::KernelArgs),
+//         block b running channel b, and its launcher
+//         cudaError_t <algo>_<dtype>_<op>(const cclc::cuda::KernelArgs &,
+//                                         cudaStream_t, std::string &Why)
+//
+// with its KernelInfo <algo>_<dtype>_<op>_info, and <algo>_kernels listing
+// them all for the runtime to register.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/codegen/TemplateCatalog.h"
+#include "compiler/emit/PlanJson.h"
+#include "compiler/schedule/Schedule.h"
+#include "dsl/Diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cclc::codegen {
+
+/// Element types kernels are instantiated for, in the order of the
+/// templates' DType enumerations.
+enum class ElementType : uint8_t { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
+/// Reduction operators, in the order of the templates' RedOp enumerations.
+enum class ReductionOp : uint8_t { Sum, Prod, Min, Max };
+
+/// "f32", ...: the names --dtypes takes, in enumeration order.
+const std::vector<std::string> &elementTypeNames();
+/// "sum", ...: the names --ops takes, in enumeration order.
+const std::vector<std::string> &reductionOpNames();
+std::optional<ElementType> parseElementType(std::string_view Name);
+std::optional<ReductionOp> parseReductionOp(std::string_view Name);
+
+struct KernelEmitOptions {
+  KernelTarget Target = KernelTarget::Host;
+  /// The generated files' names without extension: the .ccl file's name up
+  /// to its first dot (CMake's NAME_WE), which build rules rely on.
+  std::string Stem;
+  std::vector<ElementType> Types = {ElementType::F32};
+  std::vector<ReductionOp> Ops = {ReductionOp::Sum};
+  /// Where the schedule came from and the message sizes it is meant for.
+  emit::PlanInfo Info;
+};
+
+struct GeneratedFile {
+  std::string Name; ///< File name, e.g. "ring-allreduce.cpp".
+  std::string Text;
+};
+
+/// The header and the source of S's kernels, formatted. Nullopt after a
+/// diagnostic: a step no primitive runs, or a call whose primitive is
+/// missing from Catalog or has another effect.
+std::optional<std::vector<GeneratedFile>> emitKernels(const sched::Schedule &S,
+                                                      const TemplateCatalog &Catalog,
+                                                      const KernelEmitOptions &Opts,
+                                                      DiagnosticEngine &Diags);
+
+/// The stem of generated files for the algorithm in File.
+std::string kernelStem(std::string_view File);
+
+} // namespace cclc::codegen

@@ -1,0 +1,143 @@
+//===- KernelStructure.h - One kernel's code for every rank -----*- C++ -*-===//
+//
+// The target-independent half of kernel generation: the shape of the code
+// that runs a schedule on any rank, which the host and CUDA emitters then
+// print.
+//
+//  - Steps become calls of primitives: one per step, except that a send
+//    joined to the receive after it (WithNext) is one exchange.
+//  - Channels whose calls are equal once each channel's own chunk offset is
+//    taken away share one channel program (a flat ring on four channels is
+//    one program run on four blocks of chunks).
+//  - A channel program's ranks fall into rank classes: ranks whose calls have
+//    the same shapes (primitive, buffers, slice sizes) run the same code, and
+//    the kernel picks its class from a constexpr table (a tree's root, inner
+//    ranks and leaves differ; a ring's ranks do not).
+//  - A class's calls are cut into runs of equal shape whose peers and chunk
+//    indices have closed forms over (rank, step in run) (see IndexFit.h),
+//    the rank numbered physically, logically (when the algorithm remaps
+//    ranks) or by position on the ring the channel's sends form.
+//    Where a run has none, the longest prefix that has one is taken, and
+//    stretches without any regularity read the fields from constexpr tables.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "compiler/codegen/IndexFit.h"
+#include "compiler/schedule/Schedule.h"
+#include "dsl/Diagnostics.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cclc::codegen {
+
+/// What a call does: the language operation a primitive declares as its
+/// effect (see templates/common/Primitive.h).
+enum class Effect : uint8_t {
+  Send,
+  Recv,
+  RecvReduce,
+  Copy,
+  Reduce,
+  RecvReduceSend,
+  RecvCopySend,
+  Exchange,
+  ExchangeReduce,
+};
+/// "recv_reduce_send": the effect names of the template library.
+std::string_view effectName(Effect E);
+
+/// The integer fields of a call; which ones an effect has is effectUses.
+enum class Field : uint8_t { RecvPeer, SendPeer, SrcChunk, DstChunk };
+inline constexpr size_t NumFields = 4;
+bool effectUses(Effect E, Field F);
+/// The sliced buffer a chunk field indexes: Src for SrcChunk, Dst for DstChunk.
+bool isChunkField(Field F);
+
+/// One call of a primitive.
+struct Call {
+  Effect Kind = Effect::Copy;
+  /// The primitive the algorithm chose; empty for the effect's own.
+  std::string Primitive;
+  int32_t RecvPeer = -1; ///< The rank received from.
+  int32_t SendPeer = -1; ///< The rank sent to.
+  sched::Slice Src;      ///< Read by the effects that have a source.
+  sched::Slice Dst;      ///< Written (received into) by the others.
+  SourceLoc Loc;
+  int32_t field(Field F) const;
+};
+
+/// What calls must share to be one line of code.
+struct CallShape {
+  Effect Kind = Effect::Copy;
+  std::string Primitive;
+  sched::BufferKind SrcBuffer = sched::BufferKind::Input;
+  sched::BufferKind DstBuffer = sched::BufferKind::Output;
+  int32_t SrcCount = 0;
+  int32_t DstCount = 0;
+  bool operator==(const CallShape &) const = default;
+};
+
+/// How a run computes one field: a closed form or a table.
+struct FieldCode {
+  std::optional<IndexExpr> Expr;
+  /// Without Expr: index into ChannelProgram::Tables.
+  int32_t Table = -1;
+};
+
+/// Consecutive calls of one shape, written once: unrolled or as a loop over
+/// the step counter.
+struct Run {
+  CallShape Shape;
+  /// The class's ranks; Steps is the run's length.
+  FitDomain Domain;
+  std::array<FieldCode, NumFields> Fields;
+  /// The .ccl statement of the first call.
+  SourceLoc Loc;
+};
+
+struct RankClass {
+  std::vector<int32_t> Ranks;
+  std::vector<Run> Runs;
+};
+
+/// A field no closed form fits: Values[PhysicalRank * Steps + Step], zero for
+/// ranks outside the class.
+struct IndexTable {
+  Field Of = Field::RecvPeer;
+  int32_t Steps = 1;
+  std::vector<int32_t> Values;
+  /// The first field that needed it.
+  SourceLoc Loc;
+  /// Other fields with the same values read it too.
+  bool Shared = false;
+};
+
+struct ChannelProgram {
+  /// The channels running this program, ascending.
+  std::vector<int32_t> Channels;
+  /// The numberings its expressions read; [0] is the physical rank.
+  std::vector<Numbering> Numberings;
+  /// Class of each physical rank.
+  std::vector<int32_t> ClassOfRank;
+  std::vector<RankClass> Classes;
+  std::vector<IndexTable> Tables;
+};
+
+struct KernelStructure {
+  std::vector<ChannelProgram> Programs;
+  /// The most chunks one message carries: the GridShape's MaxSliceChunks.
+  int32_t MaxMessageChunks = 1;
+  /// Units of scratch the kernel needs: none when no step touches scratch,
+  /// so that the runtime allocates none.
+  int32_t ScratchUnits = 0;
+};
+
+/// Builds the structure of S's kernel. Fails with a diagnostic on steps no
+/// primitive can run (a WithNext group that is not a send then a receive).
+std::optional<KernelStructure> analyzeKernel(const sched::Schedule &S, DiagnosticEngine &Diags);
+
+} // namespace cclc::codegen

@@ -1,0 +1,179 @@
+//===- Api.cpp - The C API's entry points ---------------------------------===//
+//
+// Each entry point checks its handle and pointers, converts the C enums, and
+// runs the communicator's method under guarded(), which turns whatever it
+// throws into a status and keeps the message for cclcGetLastError.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/api/Comm.h"
+#include "runtime/api/Environment.h"
+#include "runtime/api/Roots.h"
+#include "runtime/api/Status.h"
+#include "runtime/api/Types.h"
+
+#include "runtime/net/Launcher.h"
+
+#include <cstring>
+
+using namespace cclc::runtime;
+using cclc::dsl::CollectiveKind;
+
+namespace {
+
+static_assert(sizeof(cclcUniqueId) == sizeof(cclc::net::UniqueId));
+
+void requireComm(const cclcComm *Comm) {
+  require(Comm, "comm is null; pass a communicator that cclcCommInitRank created");
+}
+
+cclcResult_t launch(cclcComm_t Comm, cclcStream_t Stream, CollectiveKind Collective, int Root,
+                    size_t Count, cclcDataType_t Type, cclcRedOp_t Op, const void *Send,
+                    void *Recv) {
+  return guarded([&] {
+    requireComm(Comm);
+    require(!Stream, "this runtime runs collectives on host buffers; pass a NULL stream");
+    Request R;
+    R.Collective = Collective;
+    R.Root = Root;
+    R.Count = Count;
+    R.Type = hostType(Type);
+    R.Op = hostOp(Op);
+    Comm->collective(R, Send, Recv);
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+const char *cclcGetErrorString(cclcResult_t Result) { return resultString(Result); }
+
+const char *cclcGetLastError(cclcComm_t) { return lastError(); }
+
+cclcResult_t cclcGetUniqueId(cclcUniqueId *UniqueId) {
+  return guarded([&] {
+    require(UniqueId, "uniqueId is null; pass the address of a cclcUniqueId");
+    cclc::net::UniqueId Id = startRoot(timeoutFromEnvironment());
+    std::memcpy(UniqueId->internal, Id.Bytes, sizeof Id.Bytes);
+  });
+}
+
+cclcResult_t cclcCommInitRank(cclcComm_t *Comm, int NRanks, cclcUniqueId CommId, int Rank) {
+  return guarded([&] {
+    require(Comm, "comm is null; pass the address of a cclcComm_t");
+    *Comm = nullptr;
+    require(NRanks >= 1, "nranks is " + std::to_string(NRanks) + "; a job has at least 1 rank");
+    require(Rank >= 0 && Rank < NRanks, "rank " + std::to_string(Rank) +
+                                            " is not in [0, nranks) with nranks " +
+                                            std::to_string(NRanks));
+    cclc::net::UniqueId Id;
+    std::memcpy(Id.Bytes, CommId.internal, sizeof Id.Bytes);
+    auto Boot = cclc::net::Bootstrap::init(Id, Rank, NRanks, timeoutFromEnvironment());
+    // Every rank has registered: a root this process serves is done.
+    releaseRoot(Id);
+    *Comm = new cclcComm(std::move(Boot));
+  });
+}
+
+cclcResult_t cclcCommInitFromEnvironment(cclcComm_t *Comm) {
+  return guarded([&] {
+    require(Comm, "comm is null; pass the address of a cclcComm_t");
+    *Comm = nullptr;
+    cclc::net::Rendezvous R;
+    try {
+      R = cclc::net::rendezvousFromEnvironment();
+    } catch (const cclc::net::NetError &E) {
+      // Nothing was waited for: the environment lacks or garbles a setting.
+      throw ApiError(cclcInvalidUsage, E.what());
+    }
+    *Comm = new cclcComm(cclc::net::bootstrapFromRendezvous(R, timeoutFromEnvironment()));
+  });
+}
+
+cclcResult_t cclcCommDestroy(cclcComm_t Comm) {
+  cclcResult_t Result = guarded([&] {
+    requireComm(Comm);
+    Comm->finish();
+  });
+  if (Comm) {
+    cclcResult_t Freed = guarded([&] { delete Comm; });
+    if (Result == cclcSuccess)
+      Result = Freed;
+  }
+  return Result;
+}
+
+cclcResult_t cclcCommAbort(cclcComm_t Comm) {
+  return guarded([&] {
+    requireComm(Comm);
+    Comm->abort("rank " + std::to_string(Comm->rank()) + " called cclcCommAbort");
+    delete Comm;
+  });
+}
+
+cclcResult_t cclcCommCount(const cclcComm_t Comm, int *Count) {
+  return guarded([&] {
+    requireComm(Comm);
+    require(Count, "count is null; pass the address of an int");
+    *Count = Comm->size();
+  });
+}
+
+cclcResult_t cclcCommUserRank(const cclcComm_t Comm, int *Rank) {
+  return guarded([&] {
+    requireComm(Comm);
+    require(Rank, "rank is null; pass the address of an int");
+    *Rank = Comm->rank();
+  });
+}
+
+cclcResult_t cclcCommLoadPlan(cclcComm_t Comm, const char *Path) {
+  return guarded([&] {
+    requireComm(Comm);
+    require(Path, "path is null; pass the path of a plan file");
+    Comm->loadPlan(Path);
+  });
+}
+
+cclcResult_t cclcCommLoadPlanText(cclcComm_t Comm, const char *Json, size_t Bytes) {
+  return guarded([&] {
+    requireComm(Comm);
+    require(Json || Bytes == 0, "json is null; pass the text of a plan");
+    Comm->loadPlanText(std::string(Json ? Json : "", Bytes), "<plan text>");
+  });
+}
+
+cclcResult_t cclcCommRegisterKernels(cclcComm_t Comm, const void *KernelInfos, size_t Count) {
+  return guarded([&] {
+    requireComm(Comm);
+    Comm->registerKernels(static_cast<const cclc::host::KernelInfo *>(KernelInfos), Count);
+  });
+}
+
+cclcResult_t cclcAllReduce(const void *Send, void *Recv, size_t Count, cclcDataType_t Type,
+                           cclcRedOp_t Op, cclcComm_t Comm, cclcStream_t Stream) {
+  return launch(Comm, Stream, CollectiveKind::AllReduce, 0, Count, Type, Op, Send, Recv);
+}
+
+cclcResult_t cclcAllGather(const void *Send, void *Recv, size_t SendCount, cclcDataType_t Type,
+                           cclcComm_t Comm, cclcStream_t Stream) {
+  return launch(Comm, Stream, CollectiveKind::AllGather, 0, SendCount, Type, cclcSum, Send, Recv);
+}
+
+cclcResult_t cclcReduceScatter(const void *Send, void *Recv, size_t RecvCount, cclcDataType_t Type,
+                               cclcRedOp_t Op, cclcComm_t Comm, cclcStream_t Stream) {
+  return launch(Comm, Stream, CollectiveKind::ReduceScatter, 0, RecvCount, Type, Op, Send, Recv);
+}
+
+cclcResult_t cclcBroadcast(const void *Send, void *Recv, size_t Count, cclcDataType_t Type,
+                           int Root, cclcComm_t Comm, cclcStream_t Stream) {
+  return launch(Comm, Stream, CollectiveKind::Broadcast, Root, Count, Type, cclcSum, Send, Recv);
+}
+
+cclcResult_t cclcReduce(const void *Send, void *Recv, size_t Count, cclcDataType_t Type,
+                        cclcRedOp_t Op, int Root, cclcComm_t Comm, cclcStream_t Stream) {
+  return launch(Comm, Stream, CollectiveKind::Reduce, Root, Count, Type, Op, Send, Recv);
+}
+
+} // extern "C"

@@ -1,0 +1,25 @@
+//===- Environment.h - Runtime settings from the environment ----*- C++ -*-===//
+//
+//   CCLC_TIMEOUT_MS  how long any blocking call waits for a peer (bootstrap,
+//                    transport setup, every wait of a collective) before it
+//                    fails; default 60000.
+//   CCLC_DEBUG       INFO logs every algorithm choice; WARN (the default)
+//                    only fallbacks and failures.
+//
+// The launcher, transport and socket settings (CCLC_TRANSPORT,
+// CCLC_SOCKET_IFNAME, CCLC_ROOT_ADDR, ...) are read where they are used.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <chrono>
+
+namespace cclc::runtime {
+
+/// CCLC_TIMEOUT_MS; throws ApiError(cclcInvalidArgument) when it is malformed.
+std::chrono::milliseconds timeoutFromEnvironment();
+
+/// True when CCLC_DEBUG asks for INFO messages.
+bool debugInfoFromEnvironment();
+
+} // namespace cclc::runtime

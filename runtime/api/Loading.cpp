@@ -1,0 +1,180 @@
+//===- Loading.cpp - Plans and kernels loaded into a communicator ---------===//
+//
+// A plan is trusted no more than any input: it is read with every field
+// checked, then proved again by the verifier, so that a plan edited by hand
+// into something wrong is refused with the diagnostic instead of deadlocking
+// or corrupting data at run time. Generated kernels carry their schedule's
+// shape in their KernelInfo and are checked against the communicator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/api/Comm.h"
+#include "runtime/api/Fallback.h"
+#include "runtime/api/Status.h"
+
+#include "compiler/verify/Verifier.h"
+
+#include <optional>
+#include <sstream>
+
+namespace cclc::runtime {
+
+namespace {
+
+std::string trimmed(std::string Text) {
+  while (!Text.empty() && Text.back() == '\n')
+    Text.pop_back();
+  return Text;
+}
+
+bool sameLayout(const exec::ScheduleShape &A, const exec::ScheduleShape &B) {
+  return A.Grid.NChannels == B.Grid.NChannels &&
+         A.Grid.ChunksPerChannel == B.Grid.ChunksPerChannel &&
+         A.Grid.MaxSliceChunks == B.Grid.MaxSliceChunks && A.InputUnits == B.InputUnits &&
+         A.OutputUnits == B.OutputUnits;
+}
+
+/// Checks one entry of a kernel table against a communicator of NRanks.
+void checkKernel(const host::KernelInfo &K, size_t Index, int NRanks) {
+  std::string Entry = "kernel table entry " + std::to_string(Index);
+  require(K.Algorithm && K.Collective && K.Run,
+          Entry + " has a null name, collective or function; pass the <algorithm>_kernels "
+                  "table that cclc compile --emit=host generated");
+  Entry += " (" + std::string(K.Algorithm) + ")";
+  std::optional<dsl::CollectiveKind> Collective = dsl::parseCollective(K.Collective);
+  require(Collective.has_value(),
+          Entry + " names an unknown collective '" + std::string(K.Collective) + "'");
+  require(K.NRanks == NRanks, Entry + " is compiled for " + std::to_string(K.NRanks) +
+                                  " ranks, but the communicator has " + std::to_string(NRanks) +
+                                  "; compile it for " + std::to_string(NRanks) + " ranks");
+  require(K.Root >= 0 && K.Root < NRanks,
+          Entry + " has root " + std::to_string(K.Root) + ", which is not a rank");
+  require(K.Shape.NChannels >= 1 && K.Shape.ChunksPerChannel >= 1 && K.Shape.MaxSliceChunks >= 1 &&
+              K.InputUnits >= 1 && K.OutputUnits >= 1 && K.ScratchUnits >= 0,
+          Entry + " has a malformed grid shape or buffer sizes");
+  require(uint8_t(K.Type) <= uint8_t(host::DType::U64) &&
+              uint8_t(K.Op) <= uint8_t(host::RedOp::Max),
+          Entry + " has an unknown element type or operator");
+  require(K.MaxBytes == 0 || K.MaxBytes >= K.MinBytes,
+          Entry + " has a size window whose end comes before its start");
+}
+
+} // namespace
+
+void Communicator::loadPlan(const std::string &Path) {
+  std::lock_guard<std::mutex> Guard(CallLock);
+  checkUsable();
+  SourceManager SM;
+  std::string Error;
+  std::optional<uint32_t> Id = SM.loadFile(Path, Error);
+  if (!Id)
+    throw ApiError(cclcInvalidArgument, "cannot read plan " + Path + ": " + Error +
+                                            "; pass a file written by cclc compile --emit=json");
+  loadPlanFile(SM, *Id, Path);
+}
+
+void Communicator::loadPlanText(std::string Text, const std::string &Name) {
+  std::lock_guard<std::mutex> Guard(CallLock);
+  checkUsable();
+  SourceManager SM;
+  loadPlanFile(SM, SM.addBuffer(Name, std::move(Text)), Name);
+}
+
+void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::string &Name) {
+  std::ostringstream Log;
+  DiagnosticEngine Diags(SM, Log);
+  std::optional<emit::Plan> Plan = emit::readPlanFile(FileId, SM, Diags);
+  if (!Plan || !verify::verifySchedule(Plan->Sched, Diags))
+    throw ApiError(cclcInvalidArgument,
+                   "plan " + Name + " is refused:\n" + trimmed(Log.str()) +
+                       "\nrecompile it with cclc compile --emit=json; cclc plan-check " +
+                       "explains a plan's problems");
+  if (Plan->Sched.NRanks != NRanks)
+    throw ApiError(cclcInvalidArgument,
+                   "plan " + Name + " is compiled for " + std::to_string(Plan->Sched.NRanks) +
+                       " ranks, but the communicator has " + std::to_string(NRanks) +
+                       "; compile it with --nranks " + std::to_string(NRanks) +
+                       " or for a topology of " + std::to_string(NRanks) + " ranks");
+  Table.add(interpreted(std::move(Plan->Sched), "plan " + Name, Plan->Info));
+}
+
+Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
+                                    const emit::PlanInfo &Info) {
+  Algorithm A;
+  A.Name = S.Algorithm;
+  A.Origin = std::move(Origin);
+  A.Collective = S.Collective;
+  A.Root = S.Root;
+  A.MinBytes = Info.MinBytes;
+  A.MaxBytes = Info.MaxBytes;
+  A.Kind = Algorithm::Executor::Interpreter;
+  LinkSet Needed = linksOf(S);
+  int32_t BufferSlots = S.BufferSlots;
+  A.Interp = std::make_shared<const exec::Interpreter>(std::move(S));
+  A.Shape = A.Interp->shape();
+  const LinkSets::Set &Set = Links.connect(Needed, linkOptionsFor(A.Shape.Grid, BufferSlots));
+  A.Net = Set.Net.get();
+  A.SlotBytes = Set.Options.SlotBytes;
+  return A;
+}
+
+Algorithm Communicator::fallback(const Request &R) {
+  sched::Schedule S = compileFallback(R.Collective, NRanks, R.Root);
+  return interpreted(std::move(S), "compiled at run time from the library", emit::PlanInfo{});
+}
+
+void Communicator::registerKernels(const host::KernelInfo *Infos, size_t Count) {
+  std::lock_guard<std::mutex> Guard(CallLock);
+  checkUsable();
+  require(Infos || Count == 0, "kernelInfos is null; pass the <algorithm>_kernels table that "
+                               "cclc compile --emit=host generated");
+  // Check every entry first, so that a bad table loads nothing.
+  for (size_t I = 0; I < Count; ++I)
+    checkKernel(Infos[I], I, NRanks);
+
+  // One algorithm per schedule, holding its kernels for every type and operator.
+  std::vector<Algorithm> Groups;
+  for (size_t I = 0; I < Count; ++I) {
+    const host::KernelInfo &K = Infos[I];
+    Algorithm A;
+    A.Name = K.Algorithm;
+    A.Origin = "kernels";
+    A.Collective = *dsl::parseCollective(K.Collective);
+    A.Root = K.Root;
+    A.MinBytes = K.MinBytes;
+    A.MaxBytes = K.MaxBytes ? std::optional<uint64_t>(K.MaxBytes) : std::nullopt;
+    A.Kind = Algorithm::Executor::Kernel;
+    A.Shape = {K.Shape, K.InputUnits, K.OutputUnits, K.ScratchUnits};
+    auto Same = [&](const Algorithm &G) {
+      return G.Name == A.Name && G.Collective == A.Collective && G.Root == A.Root &&
+             G.MinBytes == A.MinBytes && G.MaxBytes == A.MaxBytes && sameLayout(G.Shape, A.Shape) &&
+             G.Shape.ScratchUnits == A.Shape.ScratchUnits;
+    };
+    auto It = std::find_if(Groups.begin(), Groups.end(), Same);
+    if (It == Groups.end())
+      It = Groups.insert(Groups.end(), std::move(A));
+    It->Kernels[{K.Type, K.Op}] = K.Run;
+  }
+
+  for (Algorithm &A : Groups) {
+    // A kernel table does not list its links. The plan of the same schedule
+    // does, when it is loaded; otherwise every pair of ranks is connected.
+    const Algorithm *Plan = nullptr;
+    for (const Algorithm &L : Table.loaded())
+      if (L.Kind == Algorithm::Executor::Interpreter && L.Name == A.Name &&
+          L.Collective == A.Collective && L.Root == A.Root && sameLayout(L.Shape, A.Shape))
+        Plan = &L;
+    if (Plan) {
+      A.Net = Plan->Net;
+      A.SlotBytes = Plan->SlotBytes;
+    } else {
+      const LinkSets::Set &Set =
+          Links.connect(allLinks(NRanks, A.Shape.Grid.NChannels), linkOptionsFor(A.Shape.Grid, 0));
+      A.Net = Set.Net.get();
+      A.SlotBytes = Set.Options.SlotBytes;
+    }
+    Table.add(std::move(A));
+  }
+}
+
+} // namespace cclc::runtime

@@ -1,0 +1,137 @@
+//===- ShmTransport.cpp - FIFOs in POSIX shared memory --------------------===//
+
+#include "runtime/net/ShmTransport.h"
+
+#include "runtime/net/Bootstrap.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace cclc::net {
+
+namespace {
+
+/// "cclcshm" and a layout version.
+constexpr uint32_t SegmentMagic = 0x63'73'68'01u;
+
+/// The first cache line of a segment; the FIFOs follow, each on a cache line.
+struct SegmentHeader {
+  alignas(64) std::atomic<uint32_t> Abort{0};
+  uint32_t Magic = 0;
+  uint32_t NumFifos = 0;
+  uint32_t NumSlots = 0;
+  uint64_t SlotBytes = 0;
+};
+static_assert(sizeof(SegmentHeader) == 64);
+
+size_t fifoStride(uint32_t NumSlots, size_t SlotBytes) {
+  return (host::Fifo::bytesFor(NumSlots, SlotBytes) + 63) / 64 * 64;
+}
+
+size_t segmentBytes(uint32_t NumFifos, uint32_t NumSlots, size_t SlotBytes) {
+  return sizeof(SegmentHeader) + NumFifos * fifoStride(NumSlots, SlotBytes);
+}
+
+SegmentHeader &header(void *Base) { return *static_cast<SegmentHeader *>(Base); }
+
+/// Closes a descriptor on every way out of a scope.
+struct FdGuard {
+  int Fd;
+  ~FdGuard() {
+    if (Fd >= 0)
+      ::close(Fd);
+  }
+};
+
+void *mapShared(int Fd, size_t Bytes, const std::string &Name) {
+  void *Base = ::mmap(nullptr, Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, Fd, 0);
+  if (Base == MAP_FAILED)
+    throw NetError("cannot map the shared memory segment " + Name + ": " + std::strerror(errno));
+  return Base;
+}
+
+} // namespace
+
+ShmSegment::ShmSegment(std::string Name, void *Base, size_t Bytes, bool Linked)
+    : Name(std::move(Name)), Base(Base), Bytes(Bytes), Linked(Linked) {}
+
+std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t NumFifos,
+                                               uint32_t NumSlots, size_t SlotBytes) {
+  size_t Bytes = segmentBytes(NumFifos, NumSlots, SlotBytes);
+  FdGuard Fd{::shm_open(Name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600)};
+  if (Fd.Fd < 0)
+    throw NetError("cannot create the shared memory segment " + Name + ": " + std::strerror(errno));
+  // From here on, a failure removes the name again.
+  std::unique_ptr<ShmSegment> Seg(new ShmSegment(Name, nullptr, Bytes, true));
+  // Reserve the pages now: running out of /dev/shm later would be a SIGBUS.
+  if (int Err = ::posix_fallocate(Fd.Fd, 0, off_t(Bytes)))
+    throw NetError("cannot allocate " + std::to_string(Bytes) + " bytes of shared memory for " +
+                   Name + ": " + std::strerror(Err) +
+                   "; /dev/shm may be too small (containers: raise --shm-size), or the slots "
+                   "too large");
+  Seg->Base = mapShared(Fd.Fd, Bytes, Name);
+  SegmentHeader *H = new (Seg->Base) SegmentHeader();
+  H->NumFifos = NumFifos;
+  H->NumSlots = NumSlots;
+  H->SlotBytes = SlotBytes;
+  for (uint32_t I = 0; I < NumFifos; ++I)
+    host::Fifo::place(static_cast<std::byte *>(Seg->Base) + sizeof(SegmentHeader) +
+                          I * fifoStride(NumSlots, SlotBytes),
+                      NumSlots, SlotBytes, /*Init=*/true);
+  H->Magic = SegmentMagic;
+  return Seg;
+}
+
+std::unique_ptr<ShmSegment> ShmSegment::attach(const std::string &Name, uint32_t NumFifos,
+                                               uint32_t NumSlots, size_t SlotBytes) {
+  size_t Bytes = segmentBytes(NumFifos, NumSlots, SlotBytes);
+  FdGuard Fd{::shm_open(Name.c_str(), O_RDWR | O_CLOEXEC, 0)};
+  if (Fd.Fd < 0)
+    throw NetError("cannot open the shared memory segment " + Name + ": " + std::strerror(errno) +
+                   "; the ranks may not share /dev/shm (set CCLC_TRANSPORT=tcp)");
+  struct stat St;
+  if (::fstat(Fd.Fd, &St) != 0 || size_t(St.st_size) != Bytes)
+    throw NetError("the shared memory segment " + Name + " does not have the expected size");
+  std::unique_ptr<ShmSegment> Seg(
+      new ShmSegment(Name, mapShared(Fd.Fd, Bytes, Name), Bytes, /*Linked=*/false));
+  const SegmentHeader &H = header(Seg->Base);
+  if (H.Magic != SegmentMagic || H.NumFifos != NumFifos || H.NumSlots != NumSlots ||
+      H.SlotBytes != SlotBytes)
+    throw NetError("the shared memory segment " + Name + " holds other FIFOs than expected");
+  return Seg;
+}
+
+std::string ShmSegment::uniqueName(int Receiver, int Sender) {
+  char Name[96];
+  std::snprintf(Name, sizeof Name, "/cclc-%d-%016llx-%d-%d", int(::getpid()),
+                static_cast<unsigned long long>(randomSecret()), Receiver, Sender);
+  return Name;
+}
+
+ShmSegment::~ShmSegment() {
+  unlink();
+  if (Base)
+    ::munmap(Base, Bytes);
+}
+
+host::Fifo ShmSegment::fifo(uint32_t Index) const {
+  const SegmentHeader &H = header(Base);
+  return host::Fifo::place(static_cast<std::byte *>(Base) + sizeof(SegmentHeader) +
+                               Index * fifoStride(H.NumSlots, H.SlotBytes),
+                           H.NumSlots, H.SlotBytes, /*Init=*/false);
+}
+
+std::atomic<uint32_t> &ShmSegment::abortWord() { return header(Base).Abort; }
+
+void ShmSegment::unlink() {
+  if (Linked)
+    ::shm_unlink(Name.c_str());
+  Linked = false;
+}
+
+} // namespace cclc::net

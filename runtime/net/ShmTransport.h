@@ -1,0 +1,59 @@
+//===- ShmTransport.h - FIFOs in POSIX shared memory --------------*- C++ -*-===//
+//
+// Links between ranks of one host. For each (sender, receiver) pair the
+// receiver creates one segment holding the FIFOs of every channel the sender
+// uses towards it, and names it to the sender over the bootstrap; the sender
+// maps it and says so, and the receiver then removes the name, so that the
+// segment disappears with the last process that maps it, crash or not.
+//
+// The segment's first cache line holds an abort word that both sides'
+// Waiters watch: a rank that fails raises it (to its rank + 1) and the other
+// side stops at once; a rank that dies cannot, and the other side's waits
+// time out instead.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "host/Connection.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace cclc::net {
+
+class ShmSegment {
+public:
+  /// Creates and maps a new segment of NumFifos FIFOs and initialises them.
+  static std::unique_ptr<ShmSegment> create(const std::string &Name, uint32_t NumFifos,
+                                            uint32_t NumSlots, size_t SlotBytes);
+  /// Maps the segment the receiver created, checking that it has the shape
+  /// the sender expects.
+  static std::unique_ptr<ShmSegment> attach(const std::string &Name, uint32_t NumFifos,
+                                            uint32_t NumSlots, size_t SlotBytes);
+  /// A name no other segment has, telling who made it for whom.
+  static std::string uniqueName(int Receiver, int Sender);
+
+  /// Unmaps, and removes the name when this side created it and still holds it.
+  ~ShmSegment();
+  ShmSegment(const ShmSegment &) = delete;
+  ShmSegment &operator=(const ShmSegment &) = delete;
+
+  const std::string &name() const { return Name; }
+  host::Fifo fifo(uint32_t Index) const;
+  std::atomic<uint32_t> &abortWord();
+  /// Removes the name, once both sides have mapped the segment.
+  void unlink();
+
+private:
+  ShmSegment(std::string Name, void *Base, size_t Bytes, bool Linked);
+
+  std::string Name;
+  void *Base;
+  size_t Bytes;
+  bool Linked;
+};
+
+} // namespace cclc::net

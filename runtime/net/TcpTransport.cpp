@@ -1,0 +1,423 @@
+//===- TcpTransport.cpp - FIFOs carried over TCP by a proxy thread --------===//
+
+#include "runtime/net/TcpTransport.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+namespace cclc::net {
+
+namespace {
+
+/// Idle rounds the proxy spins (polling without waiting) before it sleeps a
+/// millisecond per round: executors post to FIFOs without waking it.
+constexpr unsigned SpinRounds = 2000;
+/// Frames read from one socket before the proxy turns to the others.
+constexpr int FramesPerRead = 64;
+
+enum class FrameType : uint32_t {
+  Data = 1, ///< A message: Seq of Channel, Bytes of payload follow.
+  Credit,   ///< The receiver has released every message of Channel before Seq.
+  Goodbye,  ///< The sender is done with this socket; its EOF is expected.
+};
+
+struct Frame {
+  FrameType Type;
+  uint32_t Channel;
+  uint64_t Seq;
+  uint64_t Bytes;
+};
+static_assert(sizeof(Frame) == 24);
+
+/// Which sequence numbers of a window of NumSlots have completed, and where
+/// the completed prefix ends; completions may come out of order.
+class SeqWindow {
+public:
+  explicit SeqWindow(uint32_t NumSlots) : Done(NumSlots) {}
+  uint64_t base() const { return Base; }
+  /// Marks Seq done; returns the new end of the completed prefix.
+  uint64_t complete(uint64_t Seq) {
+    Done[Seq % Done.size()] = true;
+    while (Done[Base % Done.size()]) {
+      Done[Base % Done.size()] = false;
+      ++Base;
+    }
+    return Base;
+  }
+
+private:
+  std::vector<bool> Done;
+  uint64_t Base = 0;
+};
+
+/// A local FIFO the proxy drains into the peer's sockets.
+struct SendLane {
+  int Channel;
+  host::Fifo Q;
+  SeqWindow Written;       ///< Messages fully written to a socket: the FIFO's Head.
+  uint64_t Dispatched = 0; ///< Messages queued on a socket.
+  uint64_t Credit = 0;     ///< The receiver has released every message before this.
+};
+
+/// A local FIFO the proxy fills from the peer's sockets.
+struct RecvLane {
+  int Channel;
+  host::Fifo Q;
+  SeqWindow Arrived;    ///< Messages fully received: the FIFO's Tail.
+  uint64_t Granted = 0; ///< The last Head announced to the sender.
+  bool GrantQueued = false;
+};
+
+/// A frame waiting to be written; Payload points into a send lane's slot.
+struct OutFrame {
+  Frame F;
+  const std::byte *Payload = nullptr;
+  SendLane *Send = nullptr;
+  RecvLane *Grant = nullptr;
+};
+
+enum class ConnState {
+  Open,
+  Leaving, ///< Our goodbye is out; reading until the peer closes.
+  Closed,
+};
+
+struct PeerState;
+
+struct Conn {
+  Socket S;
+  PeerState *Owner = nullptr;
+  ConnState State = ConnState::Open;
+  bool GoodbyeQueued = false;
+  std::deque<OutFrame> Queue;
+  size_t Written = 0; ///< Bytes of Queue.front() already written.
+  Frame In{};
+  size_t InGot = 0;
+  RecvLane *Lane = nullptr;
+  std::byte *Payload = nullptr;
+  size_t PayloadGot = 0;
+};
+
+struct PeerState {
+  int Peer;
+  std::vector<SendLane> Sends;
+  std::vector<RecvLane> Recvs;
+  std::vector<Conn> Conns;
+};
+
+template <class Lane> Lane *findLane(std::vector<Lane> &Lanes, uint32_t Channel) {
+  auto It = std::find_if(Lanes.begin(), Lanes.end(),
+                         [&](const Lane &L) { return uint32_t(L.Channel) == Channel; });
+  return It == Lanes.end() ? nullptr : &*It;
+}
+
+std::string rankName(int Rank) { return "rank " + std::to_string(Rank); }
+
+} // namespace
+
+struct TcpProxy::Engine {
+  int Rank;
+  std::vector<PeerState> Peers;
+  const std::atomic<uint32_t> &Abort;
+  std::function<void(const std::string &)> Fail;
+  std::chrono::milliseconds Timeout;
+
+  void run(const std::atomic<bool> &Finishing);
+  bool dispatch(PeerState &P, bool Leaving);
+  bool write(Conn &C);
+  bool read(Conn &C);
+  /// Handles a complete frame header; true when the frame has no payload.
+  bool beginFrame(Conn &C);
+  void endData(Conn &C);
+  void peerClosed(Conn &C, const std::string &Error);
+  void closeAll();
+  NetError protocolError(const Conn &C, const std::string &What) const;
+};
+
+TcpProxy::TcpProxy(int Rank, std::vector<TcpPeer> Peers, const std::atomic<uint32_t> &Abort,
+                   std::function<void(const std::string &)> Fail, std::chrono::milliseconds Timeout)
+    : E(new Engine{Rank, {}, Abort, std::move(Fail), Timeout}) {
+  E->Peers.reserve(Peers.size());
+  for (TcpPeer &TP : Peers) {
+    PeerState &P = E->Peers.emplace_back();
+    P.Peer = TP.Peer;
+    for (auto &[Channel, Q] : TP.Sends)
+      P.Sends.push_back(SendLane{Channel, Q, SeqWindow(Q.NumSlots)});
+    for (auto &[Channel, Q] : TP.Recvs)
+      P.Recvs.push_back(RecvLane{Channel, Q, SeqWindow(Q.NumSlots)});
+    P.Conns.resize(TP.Sockets.size());
+    for (size_t I = 0; I < TP.Sockets.size(); ++I)
+      P.Conns[I].S = std::move(TP.Sockets[I]);
+  }
+  for (PeerState &P : E->Peers)
+    for (Conn &C : P.Conns)
+      C.Owner = &P;
+  Thread = std::thread([this] { E->run(Finishing); });
+}
+
+TcpProxy::~TcpProxy() {
+  Finishing.store(true, std::memory_order_release);
+  Thread.join();
+}
+
+void TcpProxy::Engine::run(const std::atomic<bool> &Finishing) {
+  std::optional<std::chrono::steady_clock::time_point> FinishBy;
+  std::vector<pollfd> Fds;
+  std::vector<Conn *> Polled;
+  unsigned Idle = 0;
+  try {
+    for (;;) {
+      if (Abort.load(std::memory_order_relaxed)) {
+        closeAll();
+        return;
+      }
+      bool Leaving = Finishing.load(std::memory_order_acquire);
+      if (Leaving && !FinishBy)
+        FinishBy = std::chrono::steady_clock::now() + Timeout;
+      bool Progress = false;
+      Fds.clear();
+      Polled.clear();
+      for (PeerState &P : Peers) {
+        Progress |= dispatch(P, Leaving);
+        for (Conn &C : P.Conns) {
+          if (C.State == ConnState::Closed)
+            continue;
+          Progress |= write(C);
+          short Events = POLLIN | (C.Queue.empty() ? 0 : POLLOUT);
+          Fds.push_back({C.S.fd(), Events, 0});
+          Polled.push_back(&C);
+        }
+      }
+      if (Leaving && Fds.empty())
+        return;
+      if (FinishBy && std::chrono::steady_clock::now() > *FinishBy) {
+        std::fprintf(stderr,
+                     "cclc: %s gave up after %lld ms finishing its TCP connections; its peers "
+                     "stopped receiving\n",
+                     rankName(Rank).c_str(), static_cast<long long>(Timeout.count()));
+        closeAll();
+        return;
+      }
+      Idle = Progress ? 0 : Idle + 1;
+      if (::poll(Fds.data(), Fds.size(), Idle < SpinRounds ? 0 : 1) < 0 && errno != EINTR)
+        throw NetError(std::string("poll failed: ") + std::strerror(errno));
+      for (size_t I = 0; I < Fds.size(); ++I)
+        if (Fds[I].revents & ~POLLOUT && read(*Polled[I]))
+          Idle = 0;
+      if (Idle && Idle < SpinRounds)
+        std::this_thread::yield();
+    }
+  } catch (const NetError &Err) {
+    Fail(Err.what());
+    closeAll();
+  }
+}
+
+bool TcpProxy::Engine::dispatch(PeerState &P, bool Leaving) {
+  bool Progress = false;
+  for (SendLane &L : P.Sends) {
+    uint64_t Tail = L.Q.Header->Tail.load(std::memory_order_acquire);
+    while (L.Dispatched < Tail && L.Dispatched < L.Credit + L.Q.NumSlots) {
+      Conn &C = P.Conns[(L.Dispatched + uint64_t(L.Channel)) % P.Conns.size()];
+      if (C.State != ConnState::Open || C.GoodbyeQueued)
+        throw NetError(rankName(P.Peer) + " has closed its connections while " + rankName(Rank) +
+                       " still sends to it on channel " + std::to_string(L.Channel) +
+                       "; the ranks run different plans");
+      uint64_t Slot = L.Dispatched % L.Q.NumSlots;
+      uint64_t Bytes = L.Q.Sizes[Slot];
+      if (Bytes > L.Q.SlotBytes)
+        throw NetError("a message of " + std::to_string(Bytes) + " bytes to " + rankName(P.Peer) +
+                       " exceeds the slot size of " + std::to_string(L.Q.SlotBytes));
+      C.Queue.push_back({Frame{FrameType::Data, uint32_t(L.Channel), L.Dispatched, Bytes},
+                         L.Q.Slots + Slot * L.Q.SlotBytes, &L, nullptr});
+      ++L.Dispatched;
+      Progress = true;
+    }
+  }
+  for (RecvLane &L : P.Recvs) {
+    Conn &C = P.Conns[size_t(L.Channel) % P.Conns.size()];
+    uint64_t Head = L.Q.Header->Head.load(std::memory_order_acquire);
+    if (L.GrantQueued || Head == L.Granted || C.State != ConnState::Open || C.GoodbyeQueued)
+      continue;
+    C.Queue.push_back(
+        {Frame{FrameType::Credit, uint32_t(L.Channel), Head, 0}, nullptr, nullptr, &L});
+    L.Granted = Head;
+    L.GrantQueued = true;
+    Progress = true;
+  }
+  bool AllSent = std::all_of(P.Sends.begin(), P.Sends.end(), [](const SendLane &L) {
+    return L.Written.base() == L.Q.Header->Tail.load(std::memory_order_acquire);
+  });
+  if (Leaving && AllSent)
+    for (Conn &C : P.Conns)
+      if (C.State == ConnState::Open && !C.GoodbyeQueued) {
+        C.Queue.push_back({Frame{FrameType::Goodbye, 0, 0, 0}});
+        C.GoodbyeQueued = true;
+        Progress = true;
+      }
+  return Progress;
+}
+
+bool TcpProxy::Engine::write(Conn &C) {
+  bool Progress = false;
+  while (!C.Queue.empty()) {
+    OutFrame &F = C.Queue.front();
+    size_t PayloadBytes = F.Payload ? F.F.Bytes : 0;
+    iovec Iov[2];
+    size_t N = 0;
+    if (C.Written < sizeof(Frame))
+      Iov[N++] = {reinterpret_cast<std::byte *>(&F.F) + C.Written, sizeof(Frame) - C.Written};
+    size_t Done = C.Written > sizeof(Frame) ? C.Written - sizeof(Frame) : 0;
+    if (PayloadBytes > Done)
+      Iov[N++] = {const_cast<std::byte *>(F.Payload) + Done, PayloadBytes - Done};
+    msghdr Msg{};
+    Msg.msg_iov = Iov;
+    Msg.msg_iovlen = N;
+    ssize_t Sent = ::sendmsg(C.S.fd(), &Msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (Sent < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        return Progress;
+      throw NetError("lost the connection to " + rankName(C.Owner->Peer) + ": " +
+                     std::strerror(errno) + "; it has probably died or aborted");
+    }
+    Progress = true;
+    C.Written += size_t(Sent);
+    if (C.Written < sizeof(Frame) + PayloadBytes)
+      continue;
+    C.Written = 0;
+    OutFrame Finished = F;
+    C.Queue.pop_front();
+    switch (Finished.F.Type) {
+    case FrameType::Data: {
+      SendLane &L = *Finished.Send;
+      L.Q.Header->Head.store(L.Written.complete(Finished.F.Seq), std::memory_order_release);
+      break;
+    }
+    case FrameType::Credit:
+      Finished.Grant->GrantQueued = false;
+      break;
+    case FrameType::Goodbye:
+      ::shutdown(C.S.fd(), SHUT_WR);
+      C.State = ConnState::Leaving;
+      break;
+    }
+  }
+  return Progress;
+}
+
+bool TcpProxy::Engine::read(Conn &C) {
+  bool Progress = false;
+  for (int Frames = 0; Frames < FramesPerRead && C.State != ConnState::Closed;) {
+    bool InHeader = C.InGot < sizeof(Frame);
+    std::byte *To =
+        InHeader ? reinterpret_cast<std::byte *>(&C.In) + C.InGot : C.Payload + C.PayloadGot;
+    size_t Want = InHeader ? sizeof(Frame) - C.InGot : C.In.Bytes - C.PayloadGot;
+    ssize_t Got = ::recv(C.S.fd(), To, Want, MSG_DONTWAIT);
+    if (Got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+      return Progress;
+    Progress = true;
+    if (Got <= 0) {
+      peerClosed(C, Got == 0 ? "" : std::strerror(errno));
+      return Progress;
+    }
+    bool FrameDone = false;
+    if (InHeader) {
+      C.InGot += size_t(Got);
+      FrameDone = C.InGot == sizeof(Frame) && beginFrame(C);
+    } else {
+      C.PayloadGot += size_t(Got);
+      if (C.PayloadGot == C.In.Bytes) {
+        endData(C);
+        FrameDone = true;
+      }
+    }
+    if (FrameDone) {
+      C.InGot = 0;
+      ++Frames;
+    }
+  }
+  return Progress;
+}
+
+bool TcpProxy::Engine::beginFrame(Conn &C) {
+  const Frame &F = C.In;
+  switch (F.Type) {
+  case FrameType::Data: {
+    RecvLane *L = findLane(C.Owner->Recvs, F.Channel);
+    if (!L)
+      throw protocolError(C, "a message on channel " + std::to_string(F.Channel) +
+                                 ", on which this rank receives nothing from it");
+    uint64_t Base = L->Arrived.base();
+    if (F.Seq < Base || F.Seq >= Base + L->Q.NumSlots || F.Bytes > L->Q.SlotBytes)
+      throw protocolError(C, "message " + std::to_string(F.Seq) + " of " + std::to_string(F.Bytes) +
+                                 " bytes on channel " + std::to_string(F.Channel) +
+                                 ", outside the credit granted");
+    C.Lane = L;
+    C.Payload = L->Q.Slots + (F.Seq % L->Q.NumSlots) * L->Q.SlotBytes;
+    C.PayloadGot = 0;
+    if (F.Bytes != 0)
+      return false;
+    endData(C);
+    return true;
+  }
+  case FrameType::Credit: {
+    SendLane *L = findLane(C.Owner->Sends, F.Channel);
+    if (!L)
+      throw protocolError(C, "credit for channel " + std::to_string(F.Channel) +
+                                 ", on which this rank sends nothing to it");
+    L->Credit = std::max(L->Credit, F.Seq);
+    return true;
+  }
+  case FrameType::Goodbye:
+    if (std::any_of(C.Queue.begin(), C.Queue.end(),
+                    [](const OutFrame &O) { return O.F.Type == FrameType::Data; }))
+      throw NetError(rankName(C.Owner->Peer) + " said goodbye while " + rankName(Rank) +
+                     " still had messages for it; the ranks run different plans");
+    C.Queue.clear();
+    C.S.close();
+    C.State = ConnState::Closed;
+    return true;
+  }
+  throw protocolError(C, "a frame of unknown type " + std::to_string(uint32_t(F.Type)));
+}
+
+void TcpProxy::Engine::endData(Conn &C) {
+  RecvLane &L = *C.Lane;
+  L.Q.Sizes[C.In.Seq % L.Q.NumSlots] = C.In.Bytes;
+  L.Q.Header->Tail.store(L.Arrived.complete(C.In.Seq), std::memory_order_release);
+}
+
+void TcpProxy::Engine::peerClosed(Conn &C, const std::string &Error) {
+  // After our goodbye the peer closing is the expected end.
+  if (C.State == ConnState::Leaving) {
+    C.S.close();
+    C.State = ConnState::Closed;
+    return;
+  }
+  throw NetError(rankName(C.Owner->Peer) +
+                 (Error.empty() ? " closed its connection without a goodbye"
+                                : "'s connection failed: " + Error) +
+                 "; it has probably died or aborted");
+}
+
+void TcpProxy::Engine::closeAll() {
+  for (PeerState &P : Peers)
+    for (Conn &C : P.Conns) {
+      C.S.close();
+      C.State = ConnState::Closed;
+    }
+}
+
+NetError TcpProxy::Engine::protocolError(const Conn &C, const std::string &What) const {
+  return NetError(rankName(C.Owner->Peer) + " sent " + rankName(Rank) + " " + What +
+                  "; the ranks run different builds or plans");
+}
+
+} // namespace cclc::net

@@ -1,0 +1,145 @@
+//===- Calls.cpp - Calls whose results every rank knows -------------------===//
+
+#include "runtime/perf/Calls.h"
+#include "runtime/api/Types.h"
+
+#include "dsl/Assert.h"
+#include "runtime/exec/Dispatch.h"
+#include "runtime/exec/Interpreter.h"
+
+#include <cstring>
+
+namespace cclc::perf {
+
+namespace {
+
+using dsl::CollectiveKind;
+
+/// Element I of rank Rank's input, as a small integer.
+int64_t inputValue(CollectiveKind Collective, cclcRedOp_t Op, int Rank, int NRanks, size_t I) {
+  uint64_t Mix = uint64_t(I) * 13 + uint64_t(Rank) * 7 + 1;
+  if (!runtime::reduces(Collective) || Op == cclcMax || Op == cclcMin)
+    return int64_t(Mix % 101);
+  if (Op == cclcProd)
+    return (I + size_t(Rank)) % 2 ? 2 : 1;
+  return int64_t(Mix % uint64_t(120 / NRanks + 1));
+}
+
+template <class T> T fromInt(int64_t V) {
+  if constexpr (host::IsHalf<T>)
+    return T::fromFloat(float(V));
+  else
+    return T(V);
+}
+
+template <class T> bool sameBits(const T &A, const T &B) {
+  return std::memcmp(&A, &B, sizeof(T)) == 0;
+}
+
+/// Runs Fn.template operator()<T, Op>() for the C API's type and operator;
+/// collectives that do not reduce use Sum, whatever Op says.
+template <class F>
+decltype(auto) dispatch(CollectiveKind Collective, cclcDataType_t Type, cclcRedOp_t Op, F &&Fn) {
+  host::RedOp HostOp = runtime::reduces(Collective) ? runtime::hostOp(Op) : host::RedOp::Sum;
+  return exec::withTypeAndOperator(runtime::hostType(Type), HostOp, Fn);
+}
+
+} // namespace
+
+Extents extents(CollectiveKind Collective, size_t Count, int NRanks) {
+  size_t N = size_t(NRanks);
+  switch (Collective) {
+  case CollectiveKind::AllGather: return {Count, Count * N};
+  case CollectiveKind::ReduceScatter: return {Count * N, Count};
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::Broadcast:
+  case CollectiveKind::Reduce: return {Count, Count};
+  case CollectiveKind::AllToAll: break;
+  }
+  CCLC_UNREACHABLE("the C API has no alltoall");
+}
+
+cclcResult_t invoke(const Call &C, const void *Send, void *Recv, cclcComm_t Comm) {
+  switch (C.Collective) {
+  case CollectiveKind::AllReduce:
+    return cclcAllReduce(Send, Recv, C.Count, C.Type, C.Op, Comm, nullptr);
+  case CollectiveKind::AllGather: return cclcAllGather(Send, Recv, C.Count, C.Type, Comm, nullptr);
+  case CollectiveKind::ReduceScatter:
+    return cclcReduceScatter(Send, Recv, C.Count, C.Type, C.Op, Comm, nullptr);
+  case CollectiveKind::Broadcast:
+    return cclcBroadcast(Send, Recv, C.Count, C.Type, C.Root, Comm, nullptr);
+  case CollectiveKind::Reduce:
+    return cclcReduce(Send, Recv, C.Count, C.Type, C.Op, C.Root, Comm, nullptr);
+  case CollectiveKind::AllToAll: break;
+  }
+  CCLC_UNREACHABLE("the C API has no alltoall");
+}
+
+CallBuffers placeBuffers(const Call &C, int Rank, bool InPlace, void *Send, void *Recv) {
+  if (!InPlace)
+    return {Send, Recv, Send};
+  auto *S = static_cast<std::byte *>(Send), *R = static_cast<std::byte *>(Recv);
+  size_t Share = size_t(Rank) * C.Count * exec::dtypeBytes(runtime::hostType(C.Type));
+  switch (C.Collective) {
+  case CollectiveKind::AllGather: return {R + Share, R, R + Share};
+  case CollectiveKind::ReduceScatter: return {S, S + Share, S};
+  default: return {R, R, R};
+  }
+}
+
+void fillInput(const Call &C, int Rank, int NRanks, void *Input) {
+  size_t Elems = extents(C.Collective, C.Count, NRanks).Send;
+  dispatch(C.Collective, C.Type, C.Op, [&]<class T, class O>() {
+    T *Out = static_cast<T *>(Input);
+    for (size_t I = 0; I < Elems; ++I)
+      Out[I] = fromInt<T>(inputValue(C.Collective, C.Op, Rank, NRanks, I));
+  });
+}
+
+size_t countWrong(const Call &Call, int Rank, int NRanks, const void *Recv) {
+  CollectiveKind Collective = Call.Collective;
+  cclcRedOp_t Op = Call.Op;
+  int Root = Call.Root;
+  size_t Count = Call.Count;
+  if (Collective == CollectiveKind::Reduce && Rank != Root)
+    return 0;
+  return dispatch(Collective, Call.Type, Op, [&]<class T, class O>() {
+    const T *Got = static_cast<const T *>(Recv);
+    auto Value = [&](int From, size_t I) {
+      return fromInt<T>(inputValue(Collective, Op, From, NRanks, I));
+    };
+    // What every rank's element I combines to.
+    auto Reduced = [&](size_t I) {
+      O Fn;
+      T Acc = Value(0, I);
+      for (int From = 1; From < NRanks; ++From)
+        Acc = Fn(Acc, Value(From, I));
+      return Acc;
+    };
+    size_t Wrong = 0;
+    switch (Collective) {
+    case CollectiveKind::AllReduce:
+    case CollectiveKind::Reduce:
+      for (size_t I = 0; I < Count; ++I)
+        Wrong += !sameBits(Got[I], Reduced(I));
+      break;
+    case CollectiveKind::ReduceScatter:
+      for (size_t I = 0; I < Count; ++I)
+        Wrong += !sameBits(Got[I], Reduced(size_t(Rank) * Count + I));
+      break;
+    case CollectiveKind::AllGather:
+      for (int From = 0; From < NRanks; ++From)
+        for (size_t I = 0; I < Count; ++I)
+          Wrong += !sameBits(Got[size_t(From) * Count + I], Value(From, I));
+      break;
+    case CollectiveKind::Broadcast:
+      for (size_t I = 0; I < Count; ++I)
+        Wrong += !sameBits(Got[I], Value(Root, I));
+      break;
+    case CollectiveKind::AllToAll: CCLC_UNREACHABLE("the C API has no alltoall");
+    }
+    return Wrong;
+  });
+}
+
+} // namespace cclc::perf

@@ -1,0 +1,67 @@
+//===- Calls.h - Calls whose results every rank knows -----------*- C++ -*-===//
+//
+// cclc-perf and the runtime's tests make the same calls: any collective
+// through the C API, out of place or in place with nccl-tests' buffers
+// (allgather's input is its rank's share of the output, reduce-scatter's
+// output its rank's share of the input), on inputs whose results every rank
+// knows.
+//
+// Checking needs no data sent anywhere: each rank's input is a function of
+// its rank and the element's index, so every rank computes what its output
+// must be. The inputs are small integers, chosen per operator so that every
+// reduction is exact in every type (sums stay below 128, products are powers
+// of two), whatever order an algorithm reduces in; the check compares bits.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/api/cclc.h"
+
+#include "dsl/AST.h"
+
+#include <cstddef>
+
+namespace cclc::perf {
+
+/// One collective call.
+struct Call {
+  dsl::CollectiveKind Collective = dsl::CollectiveKind::AllReduce;
+  cclcDataType_t Type = cclcFloat32;
+  /// Ignored by collectives that do not reduce.
+  cclcRedOp_t Op = cclcSum;
+  /// Ignored by collectives without a root.
+  int Root = 0;
+  /// The per-rank count, as the C API takes it.
+  size_t Count = 0;
+};
+
+/// Makes C through the C API.
+cclcResult_t invoke(const Call &C, const void *Send, void *Recv, cclcComm_t Comm);
+
+/// The buffers of one call of rank Rank: Send and Recv as the call takes
+/// them, and Input, where its input starts.
+struct CallBuffers {
+  void *Send;
+  void *Recv;
+  void *Input;
+};
+/// Out of place, Send and Recv themselves; in place, nccl-tests' layout
+/// within the buffer that holds the larger side.
+CallBuffers placeBuffers(const Call &C, int Rank, bool InPlace, void *Send, void *Recv);
+
+/// Elements of one rank's buffers for a call of the per-rank count Count.
+struct Extents {
+  size_t Send = 0;
+  size_t Recv = 0;
+};
+Extents extents(dsl::CollectiveKind Collective, size_t Count, int NRanks);
+
+/// Fills Input (extents().Send elements) with rank Rank's input to C.
+void fillInput(const Call &C, int Rank, int NRanks, void *Input);
+
+/// The elements of Recv, rank Rank's output of C, that differ from what the
+/// collective must produce; 0 where the output is undefined (the non-root
+/// ranks of reduce).
+size_t countWrong(const Call &C, int Rank, int NRanks, const void *Recv);
+
+} // namespace cclc::perf

@@ -1,0 +1,145 @@
+//===- LocalRanks.cpp - A job of forked ranks on this host ----------------===//
+
+#include "runtime/perf/LocalRanks.h"
+#include "runtime/api/Environment.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <poll.h>
+#include <sys/wait.h>
+#include <system_error>
+#include <thread>
+#include <unistd.h>
+
+namespace cclc::perf {
+
+namespace {
+
+/// Reads the job's id from Fd, waiting at most Timeout.
+bool readId(int Fd, cclcUniqueId &Id, std::chrono::milliseconds Timeout) {
+  auto Deadline = std::chrono::steady_clock::now() + Timeout;
+  size_t Got = 0;
+  while (Got < sizeof Id) {
+    auto Left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        Deadline - std::chrono::steady_clock::now());
+    pollfd P{Fd, POLLIN, 0};
+    if (Left.count() <= 0 || ::poll(&P, 1, int(Left.count())) == 0)
+      return false;
+    ssize_t N = ::read(Fd, reinterpret_cast<char *>(&Id) + Got, sizeof Id - Got);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return false;
+    Got += size_t(N);
+  }
+  return true;
+}
+
+[[noreturn]] void runChild(int Rank, int IdPipe, const RankBody &Body) {
+  int Code = 1;
+  try {
+    cclcUniqueId Id;
+    if (readId(IdPipe, Id, runtime::timeoutFromEnvironment()))
+      Code = Body(Rank, Id);
+    else
+      std::fprintf(stderr, "rank %d: the parent sent no job id\n", Rank);
+  } catch (const std::exception &E) {
+    std::fprintf(stderr, "rank %d: %s\n", Rank, E.what());
+  }
+  std::fflush(nullptr);
+  ::_exit(Code);
+}
+
+void writeAll(int Fd, const void *Data, size_t Bytes) {
+  const char *P = static_cast<const char *>(Data);
+  while (Bytes) {
+    ssize_t N = ::write(Fd, P, Bytes);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      return; // The child died; its status tells.
+    P += N;
+    Bytes -= size_t(N);
+  }
+}
+
+} // namespace
+
+std::vector<int> runLocalRanks(int NRanks, const RankBody &Body, std::chrono::milliseconds Limit) {
+  std::fflush(nullptr);
+  std::vector<pid_t> Pids;
+  std::vector<int> IdPipes;
+  for (int Rank = 0; Rank < NRanks; ++Rank) {
+    int Fds[2];
+    if (::pipe(Fds) != 0)
+      throw std::system_error(errno, std::generic_category(), "pipe");
+    pid_t Pid = ::fork();
+    if (Pid < 0)
+      throw std::system_error(errno, std::generic_category(), "fork");
+    if (Pid == 0) {
+      ::close(Fds[1]);
+      for (int Fd : IdPipes)
+        ::close(Fd);
+      runChild(Rank, Fds[0], Body);
+    }
+    ::close(Fds[0]);
+    Pids.push_back(Pid);
+    IdPipes.push_back(Fds[1]);
+  }
+  // A write to a child that died must not kill the parent.
+  std::signal(SIGPIPE, SIG_IGN);
+  cclcUniqueId Id;
+  cclcResult_t Result = cclcGetUniqueId(&Id);
+  if (Result != cclcSuccess)
+    std::fprintf(stderr, "cclcGetUniqueId failed: %s: %s\n", cclcGetErrorString(Result),
+                 cclcGetLastError(nullptr));
+  for (int Fd : IdPipes) {
+    if (Result == cclcSuccess)
+      writeAll(Fd, &Id, sizeof Id);
+    ::close(Fd);
+  }
+
+  std::vector<int> Status(size_t(NRanks), -1);
+  if (Limit.count() == 0) {
+    for (size_t I = 0; I < Pids.size(); ++I)
+      while (::waitpid(Pids[I], &Status[I], 0) < 0 && errno == EINTR) {
+      }
+    return Status;
+  }
+  std::vector<bool> Done(size_t(NRanks), false);
+  auto Deadline = std::chrono::steady_clock::now() + Limit;
+  for (int Left = NRanks; Left > 0;) {
+    for (size_t I = 0; I < Pids.size(); ++I)
+      if (!Done[I] && ::waitpid(Pids[I], &Status[I], WNOHANG) == Pids[I]) {
+        Done[I] = true;
+        --Left;
+      }
+    if (Left && std::chrono::steady_clock::now() > Deadline) {
+      for (size_t I = 0; I < Pids.size(); ++I)
+        if (!Done[I]) {
+          ::kill(Pids[I], SIGKILL);
+          ::waitpid(Pids[I], nullptr, 0);
+          Status[I] = -1;
+        }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return Status;
+}
+
+std::string describeStatus(int Status) {
+  if (Status == -1)
+    return "still running past the limit";
+  if (WIFEXITED(Status))
+    return "exited with " + std::to_string(WEXITSTATUS(Status));
+  if (WIFSIGNALED(Status))
+    return "killed by signal " + std::to_string(WTERMSIG(Status)) + " (" +
+           strsignal(WTERMSIG(Status)) + ")";
+  return "ended with wait status " + std::to_string(Status);
+}
+
+} // namespace cclc::perf

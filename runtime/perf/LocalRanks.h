@@ -1,0 +1,35 @@
+//===- LocalRanks.h - A job of forked ranks on this host --------*- C++ -*-===//
+//
+// `cclc-perf -np N` and the runtime's multi-process tests start their ranks
+// themselves: the parent forks one child per rank, and only then starts the
+// job's root (cclcGetUniqueId) and sends each child the id through a pipe.
+// Forking before any thread exists keeps the children free of locks that a
+// thread of the parent held at the fork.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/api/cclc.h"
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cclc::perf {
+
+/// A rank's work: its exit code, given its rank and the job's id.
+using RankBody = std::function<int(int Rank, const cclcUniqueId &Id)>;
+
+/// Runs Body in NRanks forked processes and returns their wait statuses
+/// (see waitpid). A child that cannot get the id within the runtime's
+/// timeout exits with 1. With a nonzero Limit, children still running after
+/// it are killed and reported as -1, so that a test fails instead of
+/// hanging.
+std::vector<int> runLocalRanks(int NRanks, const RankBody &Body,
+                               std::chrono::milliseconds Limit = std::chrono::milliseconds(0));
+
+/// "exited with 1", "killed by signal 9", "still running past the limit".
+std::string describeStatus(int Status);
+
+} // namespace cclc::perf

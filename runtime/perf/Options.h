@@ -1,0 +1,57 @@
+//===- Options.h - cclc-perf's command line ---------------------*- C++ -*-===//
+//
+// nccl-tests' options, so that scripts written for all_reduce_perf and its
+// siblings run cclc-perf unchanged (the collective becomes the first
+// argument), plus what a host runtime needs instead of GPUs:
+//
+//   cclc-perf <allreduce|allgather|reducescatter|broadcast|reduce|all>
+//             [-b minbytes] [-e maxbytes] [-i stepbytes | -f stepfactor]
+//             [-n iters] [-w warmup] [-c check] [-d type|all] [-o op|all]
+//             [-r root] [-np ranks] [--plan FILE]...
+//
+// Sizes take nccl-tests' K, M and G suffixes (powers of 1024).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/api/cclc.h"
+
+#include "dsl/AST.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cclc::perf {
+
+struct Options {
+  std::vector<dsl::CollectiveKind> Collectives;
+  uint64_t MinBytes = 32 << 20;
+  uint64_t MaxBytes = 32 << 20;
+  uint64_t StepBytes = 1 << 20;
+  /// Sizes grow by this factor; 1 means they grow by StepBytes.
+  uint64_t StepFactor = 1;
+  int Iters = 20;
+  int Warmup = 5;
+  bool Check = true;
+  std::vector<cclcDataType_t> Types = {cclcFloat32};
+  std::vector<cclcRedOp_t> Ops = {cclcSum};
+  int Root = 0;
+  /// Ranks to fork; 0 joins the job of a launcher (mpirun, srun, torchrun).
+  int NRanks = 0;
+  std::vector<std::string> Plans;
+};
+
+/// Parses Args (without the program name). Nullopt after printing the
+/// problem (or the usage, for -h) to stderr; Exit is then the exit code.
+std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &Exit);
+
+/// nccl-tests' names: "float", "half", "bfloat16", "int8", ...
+const char *typeLabel(cclcDataType_t Type);
+/// "sum", "prod", "max", "min".
+const char *opLabel(cclcRedOp_t Op);
+/// nccl-tests' names: "allreduce", "allgather", "reducescatter", ...
+const char *collectiveLabel(dsl::CollectiveKind Collective);
+
+} // namespace cclc::perf

@@ -1,0 +1,85 @@
+//===- Report.cpp - nccl-tests' output ------------------------------------===//
+
+#include "runtime/perf/Report.h"
+
+namespace cclc::perf {
+
+double busBandwidthFactor(dsl::CollectiveKind Collective, int NRanks) {
+  double N = NRanks;
+  switch (Collective) {
+  case dsl::CollectiveKind::AllReduce: return 2 * (N - 1) / N;
+  case dsl::CollectiveKind::AllGather:
+  case dsl::CollectiveKind::ReduceScatter:
+  case dsl::CollectiveKind::AllToAll: return (N - 1) / N;
+  case dsl::CollectiveKind::Broadcast:
+  case dsl::CollectiveKind::Reduce: return 1;
+  }
+  return 1;
+}
+
+void Report::header(const std::vector<RankInfo> &Ranks) {
+  bool Factor = Opts.StepFactor > 1;
+  std::fprintf(Out,
+               "# nThread 1 nGpus 0 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d "
+               "iters: %d agg iters: 1 validation: %d graph: 0\n#\n# Using devices\n",
+               static_cast<unsigned long long>(Opts.MinBytes),
+               static_cast<unsigned long long>(Opts.MaxBytes),
+               static_cast<unsigned long long>(Factor ? Opts.StepFactor : Opts.StepBytes),
+               Factor ? "factor" : "bytes", Opts.Warmup, Opts.Iters, Opts.Check ? 1 : 0);
+  for (size_t R = 0; R < Ranks.size(); ++R)
+    std::fprintf(Out, "#  Rank %2zu Group  0 Pid %6d on %10s device host\n", R, Ranks[R].Pid,
+                 Ranks[R].Host.c_str());
+  for (const std::string &Plan : Opts.Plans)
+    std::fprintf(Out, "#  Plan %s\n", Plan.c_str());
+}
+
+void Report::columns(dsl::CollectiveKind Collective) {
+  std::fprintf(Out, "#\n# Collective: %s\n", collectiveLabel(Collective));
+  std::fprintf(Out,
+               "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
+               "in-place          \n",
+               "", "", "", "", "");
+  std::fprintf(Out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s %6s  %7s  %6s  %6s %6s\n", "size",
+               "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time",
+               "algbw", "busbw", "#wrong");
+  std::fprintf(Out, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+               "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+               "");
+}
+
+void Report::cell(double AlgBytes, double Factor, const Measurement &M) {
+  double Us = M.Seconds * 1e6;
+  char Time[32];
+  std::snprintf(Time, sizeof Time, Us >= 10000 ? "%7.0f" : Us >= 100 ? "%7.1f" : "%7.2f", Us);
+  double AlgBw = M.Seconds > 0 ? AlgBytes / 1e9 / M.Seconds : 0;
+  double BusBw = AlgBw * Factor;
+  char WrongText[32] = "  N/A";
+  if (M.Wrong) {
+    std::snprintf(WrongText, sizeof WrongText, "%5llu", static_cast<unsigned long long>(*M.Wrong));
+    Wrong += *M.Wrong;
+  }
+  std::fprintf(Out, "  %7s  %6.2f  %6.2f  %5s", Time, AlgBw, BusBw, WrongText);
+  BusBandwidthSum += BusBw;
+  ++Cells;
+}
+
+void Report::row(dsl::CollectiveKind Collective, int NRanks, uint64_t Bytes, uint64_t Count,
+                 cclcDataType_t Type, const char *OpLabel, int Root, const Measurement &OutOfPlace,
+                 const Measurement &InPlace) {
+  std::fprintf(Out, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(Bytes),
+               static_cast<unsigned long long>(Count), typeLabel(Type), OpLabel, Root);
+  double Factor = busBandwidthFactor(Collective, NRanks);
+  cell(double(Bytes), Factor, OutOfPlace);
+  cell(double(Bytes), Factor, InPlace);
+  std::fprintf(Out, "\n");
+  std::fflush(Out);
+}
+
+void Report::footer() {
+  std::fprintf(Out, "# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(Wrong),
+               Wrong ? "FAILED" : "OK");
+  std::fprintf(Out, "# Avg bus bandwidth    : %g \n#\n", Cells ? BusBandwidthSum / Cells : 0.0);
+  std::fflush(Out);
+}
+
+} // namespace cclc::perf

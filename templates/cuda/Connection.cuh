@@ -1,0 +1,326 @@
+//===- Connection.cuh - Bounded slot FIFOs between ranks (CUDA) -*- CUDA -*-===//
+//
+// The connection model of host/Connection.h, on the device: each (sender,
+// receiver, channel) has a FIFO of NumSlots slots of SlotBytes, in memory
+// both sides reach (device memory mapped into the peer over CUDA IPC, or
+// mapped pinned host memory that a network proxy drains). The sender
+// advances Tail after filling a slot; the receiver advances Head after
+// consuming one. The memory layout is host Fifo's, so host code (a proxy
+// thread using host::Outbox, or the runtime initialising a FIFO) and device
+// code share one FIFO.
+//
+// A thread block runs one channel. Thread 0 waits on the counters with
+// system-scope acquire loads, the block synchronizes and every thread moves
+// data; publishing is a barrier followed by thread 0's system-scope release
+// store, which orders every thread's data writes before it.
+//
+// Every wait is bounded: by the kernel's timeout (measured on the global
+// timer) and by an abort flag in mapped memory. A wait that ends that way
+// records why in the kernel's status word, raises the abort flag so the
+// kernel's other blocks (and every rank watching the flag) stop too, and
+// makes the block's remaining waits fail at once, so the kernel returns
+// instead of hanging or trapping.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "cuda/Device.cuh"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cclc::cuda {
+
+enum class CommStatus : uint32_t {
+  Ok,       ///< Every wait of the kernel completed.
+  Timeout,  ///< A peer did not make progress within the timeout.
+  Aborted,  ///< Another block, rank or the runtime stopped the collective.
+  Mismatch, ///< A message had a different size than the step expected.
+};
+
+/// What a failed wait waited for.
+enum class WaitKind : uint32_t { Send, Receive, Exchange };
+
+/// The outcome of a kernel, in device memory that the host reads once the
+/// kernel ended (device-scope atomics pick the first failure, which mapped
+/// host memory does not promise). The runtime zeroes it before a launch; the
+/// first failing block fills it.
+struct KernelStatus {
+  uint32_t Code;     ///< A CommStatus.
+  int32_t Channel;   ///< The failing block's channel.
+  int32_t Peer;      ///< The rank it waited for.
+  uint32_t Wait;     ///< A WaitKind.
+  uint64_t Got;      ///< Mismatch: the size of the message that arrived,
+  uint64_t Expected; ///< and the size the step expected.
+};
+
+//===----------------------------------------------------------------------===//
+// System-scope memory operations on the FIFO counters and the abort flag
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ uint64_t loadAcquire(const uint64_t *P) {
+  uint64_t V;
+  asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(V) : "l"(P) : "memory");
+  return V;
+}
+__device__ __forceinline__ uint64_t loadRelaxed(const uint64_t *P) {
+  uint64_t V;
+  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(V) : "l"(P) : "memory");
+  return V;
+}
+__device__ __forceinline__ void storeRelease(uint64_t *P, uint64_t V) {
+  asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(P), "l"(V) : "memory");
+}
+__device__ __forceinline__ uint32_t loadRelaxed(const uint32_t *P) {
+  uint32_t V;
+  asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(V) : "l"(P) : "memory");
+  return V;
+}
+__device__ __forceinline__ void storeRelaxed(uint32_t *P, uint32_t V) {
+  asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(P), "r"(V) : "memory");
+}
+/// Nanoseconds of the GPU's global timer, which ticks at a fixed rate
+/// whatever the SM clock does.
+__device__ __forceinline__ uint64_t globalTimer() {
+  uint64_t T;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(T));
+  return T;
+}
+
+//===----------------------------------------------------------------------===//
+// Bounded waits of a thread block
+//===----------------------------------------------------------------------===//
+
+/// Bounds every wait of one kernel launch.
+struct Waiter {
+  /// Raised (nonzero) to stop every wait; may be null.
+  uint32_t *Abort;
+  /// Where the first failure is recorded; may be null.
+  KernelStatus *Status;
+  uint64_t TimeoutNs;
+};
+
+/// What a block's waits share. Only thread 0 of the block reads or writes
+/// it, so it needs no synchronization.
+struct BlockWaits {
+  Waiter Wait;
+  int32_t Channel;
+  /// The block's first failure; once set every later wait fails at once.
+  CommStatus Failure;
+};
+
+/// The calling block's wait state, in shared memory.
+__device__ __forceinline__ BlockWaits &blockWaits() {
+  __shared__ BlockWaits State;
+  return State;
+}
+
+/// Starts the calling block's waits for Channel; every thread may call it,
+/// and it must come before the block's first wait.
+__device__ __forceinline__ void enterChannel(const Waiter &Wait, int32_t Channel) {
+  if (threadIdx.x == 0)
+    blockWaits() = BlockWaits{Wait, Channel, CommStatus::Ok};
+}
+
+/// Records a failed wait (thread 0 only): the first failure of the kernel
+/// fills the status word, and the abort flag stops everyone else. Waits
+/// rarely fail, so this and keepWaiting() stay out of line.
+__device__ __noinline__ inline void fail(CommStatus Code, WaitKind What, int32_t Peer,
+                                         uint64_t Got = 0, uint64_t Expected = 0) {
+  BlockWaits &B = blockWaits();
+  B.Failure = Code;
+  if (KernelStatus *S = B.Wait.Status; S && atomicCAS(&S->Code, 0u, uint32_t(Code)) == 0u) {
+    S->Channel = B.Channel;
+    S->Peer = Peer;
+    S->Wait = uint32_t(What);
+    S->Got = Got;
+    S->Expected = Expected;
+  }
+  if (B.Wait.Abort && Code != CommStatus::Aborted)
+    storeRelaxed(B.Wait.Abort, 1);
+}
+
+/// Whether a wait that has polled for a while goes on (thread 0): it ends,
+/// recorded, once the abort flag is raised or TimeoutNs passed since Start,
+/// the global timer at the first call (0 before it).
+__device__ __noinline__ inline bool keepWaiting(uint64_t &Start, WaitKind What, int32_t Peer) {
+  const Waiter &W = blockWaits().Wait;
+  if (W.Abort && loadRelaxed(W.Abort)) {
+    fail(CommStatus::Aborted, What, Peer);
+    return false;
+  }
+  uint64_t Now = globalTimer();
+  if (Start == 0)
+    Start = Now;
+  else if (Now - Start > W.TimeoutNs) {
+    fail(CommStatus::Timeout, What, Peer);
+    return false;
+  }
+  return true;
+}
+
+/// Thread 0 polls until Ready() returns a nonzero value and returns it, or
+/// returns zero once the wait failed. The clock and the abort flag (which may
+/// sit across PCIe) are read every CheckEvery polls only.
+template <class Pred>
+__device__ auto spinUntil(Pred &&Ready, WaitKind What, int32_t Peer) -> decltype(Ready()) {
+  constexpr uint32_t CheckEvery = 1024;
+  if (blockWaits().Failure != CommStatus::Ok)
+    return {};
+  uint64_t Start = 0;
+  for (uint32_t Spin = 1;; ++Spin) {
+    if (auto Got = Ready())
+      return Got;
+    if (Spin % CheckEvery == 0 && !keepWaiting(Start, What, Peer))
+      return {};
+  }
+}
+
+/// Runs Wait on thread 0 and gives its result to every thread of the block:
+/// a nonzero value, or zero on every thread when the wait failed.
+///
+/// Thread 0 hands the result over in shared memory, one variable per kind of
+/// wait, and writes it only when it changes. Every primitive passes a barrier
+/// after reading a successful result, so the next write to the variable never
+/// meets a thread still reading it; after a failure the variable stays zero.
+template <class R, class F> __device__ R blockWait(F &&Wait) {
+  __shared__ R Result;
+  if (threadIdx.x == 0) {
+    R Mine = Wait();
+    if (Mine != Result)
+      Result = Mine;
+  }
+  __syncthreads();
+  return Result;
+}
+
+/// True on every thread once a wait of the block has failed.
+__device__ __forceinline__ bool blockFailed() {
+  return __syncthreads_or(threadIdx.x == 0 && blockWaits().Failure != CommStatus::Ok);
+}
+
+//===----------------------------------------------------------------------===//
+// FIFOs
+//===----------------------------------------------------------------------===//
+
+/// The shared part of a FIFO: the counters, on cache lines of their own
+/// (host FifoHeader's layout).
+struct FifoHeader {
+  alignas(64) uint64_t Tail; ///< Messages posted by the sender.
+  alignas(64) uint64_t Head; ///< Messages consumed by the receiver.
+};
+static_assert(sizeof(FifoHeader) == 128, "host and device FIFOs share one layout");
+
+/// A view of one FIFO laid out in a block of memory:
+/// [FifoHeader][uint64_t Sizes[NumSlots]][padding][slots].
+/// A FIFO starts empty when its first slotsOffset(NumSlots) bytes are zero;
+/// host code zeroes them (cudaMemset, or memset for host memory) before
+/// either side uses it.
+struct Fifo {
+  FifoHeader *Header = nullptr;
+  uint64_t *Sizes = nullptr;
+  std::byte *Slots = nullptr;
+  uint32_t NumSlots = 0;
+  size_t SlotBytes = 0;
+
+  __host__ __device__ static size_t slotsOffset(uint32_t NumSlots) {
+    size_t Off = sizeof(FifoHeader) + NumSlots * sizeof(uint64_t);
+    return (Off + 63) / 64 * 64;
+  }
+  __host__ __device__ static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
+    return slotsOffset(NumSlots) + NumSlots * SlotBytes;
+  }
+  /// Views Mem (64-byte aligned, bytesFor bytes, as the device addresses it).
+  __host__ __device__ static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes) {
+    Fifo F;
+    F.Header = static_cast<FifoHeader *>(Mem);
+    F.Sizes = reinterpret_cast<uint64_t *>(static_cast<std::byte *>(Mem) + sizeof(FifoHeader));
+    F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(NumSlots);
+    F.NumSlots = NumSlots;
+    F.SlotBytes = SlotBytes;
+    return F;
+  }
+  __device__ std::byte *slot(uint64_t Counter) const {
+    return Slots + (Counter % NumSlots) * SlotBytes;
+  }
+};
+
+/// The sending end of a FIFO. Every thread of the block calls its members.
+struct Outbox {
+  Fifo Q;
+  int32_t Peer = -1;
+
+  /// True when a slot is free (thread 0).
+  __device__ bool ready() const {
+    return loadRelaxed(&Q.Header->Tail) - loadAcquire(&Q.Header->Head) < Q.NumSlots;
+  }
+  /// Waits for a free slot and returns it, or null once the wait failed.
+  __device__ std::byte *acquire() {
+    return blockWait<std::byte *>([&] {
+      uint64_t Tail = loadRelaxed(&Q.Header->Tail);
+      return spinUntil(
+          [&]() -> std::byte * {
+            return Tail - loadAcquire(&Q.Header->Head) < Q.NumSlots ? Q.slot(Tail) : nullptr;
+          },
+          WaitKind::Send, Peer);
+    });
+  }
+  /// Publishes the acquired slot holding Bytes bytes, once every thread has
+  /// written its part.
+  __device__ void post(size_t Bytes) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      uint64_t Tail = loadRelaxed(&Q.Header->Tail);
+      Q.Sizes[Tail % Q.NumSlots] = Bytes;
+      storeRelease(&Q.Header->Tail, Tail + 1);
+    }
+  }
+};
+
+/// The receiving end of a FIFO. Every thread of the block calls its members.
+struct Inbox {
+  Fifo Q;
+  int32_t Peer = -1;
+
+  /// True when a message waits (thread 0).
+  __device__ bool ready() const {
+    return loadAcquire(&Q.Header->Tail) != loadRelaxed(&Q.Header->Head);
+  }
+  /// Waits for the next message and returns its slot, or null once the wait
+  /// failed; Bytes must be the message's size.
+  __device__ const std::byte *peek(size_t Bytes) {
+    return blockWait<const std::byte *>([&]() -> const std::byte * {
+      uint64_t Head = loadRelaxed(&Q.Header->Head);
+      if (!spinUntil([&] { return loadAcquire(&Q.Header->Tail) != Head; }, WaitKind::Receive, Peer))
+        return nullptr;
+      uint64_t Got = Q.Sizes[Head % Q.NumSlots];
+      if (Got != Bytes) {
+        fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes);
+        return nullptr;
+      }
+      return Q.slot(Head);
+    });
+  }
+  /// Frees the slot returned by peek(), once every thread has read its part.
+  __device__ void release() {
+    __syncthreads();
+    if (threadIdx.x == 0)
+      storeRelease(&Q.Header->Head, loadRelaxed(&Q.Header->Head) + 1);
+  }
+};
+
+/// Which side of an exchange goes first.
+inline constexpr uint32_t SendFirst = 1, ReceiveFirst = 2;
+
+/// Waits until Out has a free slot or In a message and returns SendFirst or
+/// ReceiveFirst accordingly, or zero once the wait failed.
+__device__ inline uint32_t waitEither(const Outbox &Out, const Inbox &In) {
+  return blockWait<uint32_t>([&] {
+    return spinUntil([&] { return Out.ready()  ? SendFirst
+                                  : In.ready() ? ReceiveFirst
+                                               : 0u; },
+                     WaitKind::Exchange, Out.Peer);
+  });
+}
+
+} // namespace cclc::cuda

@@ -1,0 +1,173 @@
+//===- Kernel.cuh - The skeleton of a CUDA kernel ---------------*- CUDA -*-===//
+//
+// What a generated CUDA kernel receives from the runtime, the round loop it
+// runs, and how the runtime launches it. A kernel is one __global__ function
+// per (algorithm, dtype, op) that runs the schedule for any rank, one thread
+// block per channel (block b runs channel b). KernelInfo describes the
+// kernel so the runtime can size buffers, choose it by name and launch it.
+//
+// The blocks of a kernel wait on the blocks of its peers' kernels, which
+// wait on theirs: every block must be resident at once, or a block that
+// waits can keep the one it waits for from ever being scheduled. launch()
+// checks that before launching.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "common/Layout.h"
+#include "cuda/Primitives.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cclc::cuda {
+
+/// The connections a rank's kernel uses, by peer and channel, in device
+/// memory: entry Channel * NPeers + Peer of each table. The runtime connects
+/// them before the kernel runs; a rank's own entries are unused.
+struct Links {
+  Outbox *Outs = nullptr;
+  Inbox *Ins = nullptr;
+  int32_t NPeers = 0;
+
+  __device__ Outbox &out(int Peer, int Channel) const {
+    return Outs[size_t(Channel) * NPeers + Peer];
+  }
+  __device__ Inbox &in(int Peer, int Channel) const { return Ins[size_t(Channel) * NPeers + Peer]; }
+};
+
+/// One rank's launch of a kernel. Pointers are device addresses.
+struct KernelArgs {
+  int Rank = 0;
+  const void *Input = nullptr;
+  void *Output = nullptr;
+  /// KernelInfo::ScratchUnits * Count elements, or null when it needs none.
+  void *Scratch = nullptr;
+  /// The collective's per-rank element count.
+  size_t Count = 0;
+  /// Must equal every peer's; bounds one message.
+  size_t SlotBytes = 0;
+  Links Net;
+  /// Raised (nonzero) by the runtime or a failing rank to stop the kernel;
+  /// mapped memory, may be null.
+  uint32_t *Abort = nullptr;
+  /// Device memory zeroed before the launch; holds the first failure after
+  /// it (see describe()). May be null.
+  KernelStatus *Status = nullptr;
+  /// How long one wait may last.
+  uint64_t TimeoutNs = 30'000'000'000;
+};
+
+/// Element types and operators a kernel can be instantiated for; the values
+/// are host/Kernel.h's, so the runtime names both kinds of kernel alike.
+enum class DType : uint8_t { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
+enum class RedOp : uint8_t { Sum, Prod, Min, Max };
+
+using KernelFn = void (*)(KernelArgs Args);
+
+/// A generated kernel, as the runtime registers it.
+struct KernelInfo {
+  const char *Algorithm;  ///< The algorithm's name in its .ccl file.
+  const char *Collective; ///< allreduce, allgather, ...
+  int NRanks;
+  int Root;
+  kern::GridShape Shape;
+  int InputUnits, OutputUnits, ScratchUnits;
+  DType Type;
+  RedOp Op;
+  /// The message-size window (bytes of the per-rank count) the compiler chose
+  /// it for; MaxBytes 0 means no upper bound.
+  size_t MinBytes, MaxBytes;
+  /// Threads of each block; the primitives stripe data over them.
+  int BlockThreads;
+  KernelFn Run;
+};
+
+/// Runs Body(Layout) once per round of Args.Count elements of T, for the
+/// calling block's channel. Every thread of the block calls it; after a
+/// failed wait the remaining rounds are skipped.
+template <class T, class F>
+__device__ void forEachRound(const KernelArgs &Args, kern::GridShape Shape, F &&Body) {
+  enterChannel(Waiter{Args.Abort, Args.Status, Args.TimeoutNs}, int32_t(blockIdx.x));
+  kern::RoundPlan Plan = kern::RoundPlan::make(Shape, Args.Count, sizeof(T), Args.SlotBytes);
+  for (size_t R = 0; R < Plan.Rounds; ++R) {
+    Body(Plan.round(R, sizeof(T)));
+    if (blockFailed())
+      return;
+  }
+}
+
+/// Launches Info's kernel on Stream, one block per channel, once every block
+/// is known to fit on the current device at the same time. Returns the CUDA
+/// error, with Why saying what went wrong and what to do.
+inline cudaError_t launch(const KernelInfo &Info, const KernelArgs &Args, cudaStream_t Stream,
+                          std::string &Why) {
+  std::string Kernel = std::string(Info.Algorithm) + " (" + Info.Collective + ")";
+  int Device = 0, Sms = 0, PerSm = 0;
+  cudaError_t Err = cudaGetDevice(&Device);
+  if (Err == cudaSuccess)
+    Err = cudaDeviceGetAttribute(&Sms, cudaDevAttrMultiProcessorCount, Device);
+  if (Err == cudaSuccess)
+    Err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&PerSm, Info.Run, Info.BlockThreads, 0);
+  if (Err != cudaSuccess) {
+    Why = "cannot query the device for kernel " + Kernel + ": " + cudaGetErrorString(Err);
+    return Err;
+  }
+  int Channels = Info.Shape.NChannels;
+  if (int64_t(PerSm) * Sms < Channels) {
+    Why = "kernel " + Kernel + " runs " + std::to_string(Channels) + " blocks of " +
+          std::to_string(Info.BlockThreads) + " threads that wait on each other, but device " +
+          std::to_string(Device) + " holds only " + std::to_string(int64_t(PerSm) * Sms) +
+          " at once; compile it for fewer channels or fewer threads per block";
+    return cudaErrorCooperativeLaunchTooLarge;
+  }
+  void *Params[] = {const_cast<KernelArgs *>(&Args)};
+  Err = cudaLaunchKernel(reinterpret_cast<const void *>(Info.Run), dim3(Channels),
+                         dim3(Info.BlockThreads), Params, 0, Stream);
+  if (Err != cudaSuccess)
+    Why = "cannot launch kernel " + Kernel + ": " + cudaGetErrorString(Err);
+  return Err;
+}
+
+/// Empties a FIFO whose memory the device addresses (device memory, or
+/// mapped host memory), in Stream's order.
+inline cudaError_t clearFifo(const Fifo &Q, cudaStream_t Stream) {
+  return cudaMemsetAsync(Q.Header, 0, Fifo::slotsOffset(Q.NumSlots), Stream);
+}
+
+/// How an error message names a wait.
+inline const char *waitWords(WaitKind What) {
+  switch (What) {
+  case WaitKind::Send:
+    return "send to";
+  case WaitKind::Receive:
+    return "receive from";
+  case WaitKind::Exchange:
+    return "exchange with";
+  }
+  return "wait for";
+}
+
+/// What a kernel's status word says, for an error message.
+inline std::string describe(const KernelStatus &S) {
+  std::string Where = std::string(waitWords(WaitKind(S.Wait))) + " rank " + std::to_string(S.Peer) +
+                      " on channel " + std::to_string(S.Channel);
+  switch (CommStatus(S.Code)) {
+  case CommStatus::Ok:
+    return "completed";
+  case CommStatus::Timeout:
+    return "timed out waiting to " + Where + "; the peer may have died or stalled";
+  case CommStatus::Aborted:
+    return "aborted while waiting to " + Where;
+  case CommStatus::Mismatch:
+    return "received " + std::to_string(S.Got) + " bytes from rank " + std::to_string(S.Peer) +
+           " on channel " + std::to_string(S.Channel) + " where the schedule expects " +
+           std::to_string(S.Expected) + "; the ranks run different plans or kernels";
+  }
+  return "unknown status " + std::to_string(S.Code);
+}
+
+} // namespace cclc::cuda

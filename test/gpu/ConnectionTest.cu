@@ -1,0 +1,364 @@
+//===- ConnectionTest.cu - Two ranks on one GPU, and a host proxy ---------===//
+//
+// Two ranks run as two kernels on one GPU, on streams of their own, over
+// FIFOs in device memory: allreduces written the way generated kernels are
+// (the kernel skeleton, its round loop and the primitives) must give the
+// host operators' result, through small FIFOs that wrap many times. A rank
+// whose peer never comes, a raised abort flag and ranks that disagree on
+// the message sizes must each end the kernels with the right status instead
+// of a hang. A host thread using host/Connection.h must talk to a kernel
+// through the same FIFO memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/Kernel.cuh"
+#include "host/Connection.h"
+#include "host/Types.h"
+
+#include "GpuTest.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <vector>
+
+using namespace cclc;
+using namespace cclc::gputest;
+
+namespace {
+
+/// How the two ranks of an allreduce exchange their chunks.
+enum class Variant {
+  SendRecv, ///< send + recv_reduce, then send + recv.
+  Exchange, ///< exchange_reduce, then exchange.
+  Ring,     ///< rank 0 sends and receives; rank 1 runs recv_reduce_send.
+};
+
+/// Two channels of two chunks each: channel c holds chunks 2c and 2c + 1,
+/// and rank r reduces chunk 2c + r of every channel.
+constexpr int Channels = 2;
+__host__ __device__ constexpr kern::GridShape pairShape() { return {Channels, 2, 2}; }
+constexpr uint32_t NumSlots = 2;
+constexpr size_t SlotBytes = 1024;
+constexpr int BlockThreads = 256;
+
+/// An allreduce over two ranks, as cclc would generate it.
+template <class T, class Op, Variant V> __global__ void allReduce(const cuda::KernelArgs Args) {
+  using cuda::Slice;
+  int Channel = blockIdx.x, Peer = 1 - Args.Rank;
+  int First = Channel * 2, Mine = First + Args.Rank, Theirs = First + Peer;
+  cuda::forEachRound<T>(Args, pairShape(), [&](const kern::Layout &L) {
+    Slice<const T> Input{static_cast<const T *>(Args.Input), &L, 1, First, 2};
+    auto Out = [&](int Chunk, int N) {
+      return Slice<T>{static_cast<T *>(Args.Output), &L, 1, Chunk, N};
+    };
+    auto Sent = [&](int Chunk) {
+      return Slice<const T>{static_cast<const T *>(Args.Output), &L, 1, Chunk, 1};
+    };
+    cuda::Outbox &To = Args.Net.out(Peer, Channel);
+    cuda::Inbox &From = Args.Net.in(Peer, Channel);
+    if constexpr (V == Variant::SendRecv) {
+      cuda::copy<T, Op>(Input, Out(First, 2));
+      cuda::send<T, Op>(To, Sent(Theirs));
+      cuda::recvReduce<T, Op>(From, Out(Mine, 1));
+      cuda::send<T, Op>(To, Sent(Mine));
+      cuda::recv<T, Op>(From, Out(Theirs, 1));
+    } else if constexpr (V == Variant::Exchange) {
+      cuda::copy<T, Op>(Input, Out(First, 2));
+      cuda::exchangeReduce<T, Op>(To, From, Sent(Theirs), Out(Mine, 1));
+      cuda::exchange<T, Op>(To, From, Sent(Mine), Out(Theirs, 1));
+    } else if (Args.Rank == 0) {
+      cuda::send<T, Op>(To, Input);
+      cuda::recv<T, Op>(From, Out(First, 2));
+    } else {
+      cuda::copy<T, Op>(Input, Out(First, 2));
+      cuda::recvReduceSend<T, Op>(From, To, Out(First, 2));
+    }
+  });
+}
+
+template <class T, class Op, Variant V> cuda::KernelInfo allReduceInfo() {
+  return {"pair",
+          "allreduce",
+          2,
+          0,
+          pairShape(),
+          1,
+          1,
+          0,
+          cuda::DType::F32,
+          cuda::RedOp::Sum,
+          0,
+          0,
+          BlockThreads,
+          allReduce<T, Op, V>};
+}
+
+/// The FIFOs, connection tables, abort flag and status words of two ranks.
+class RankPair {
+public:
+  RankPair() {
+    for (int From = 0; From < 2; ++From)
+      for (int Channel = 0; Channel < Channels; ++Channel) {
+        auto &Mem = Fifos[From][Channel];
+        Mem = std::make_unique<DeviceBuffer<std::byte>>(cuda::Fifo::bytesFor(NumSlots, SlotBytes));
+        CCLC_CUDA(cuda::clearFifo(fifo(From, Channel), nullptr));
+      }
+    for (int Rank = 0; Rank < 2; ++Rank) {
+      int Peer = 1 - Rank;
+      std::vector<cuda::Outbox> Outs(Channels * 2);
+      std::vector<cuda::Inbox> Ins(Channels * 2);
+      for (int Channel = 0; Channel < Channels; ++Channel) {
+        Outs[Channel * 2 + Peer] = {fifo(Rank, Channel), Peer};
+        Ins[Channel * 2 + Peer] = {fifo(Peer, Channel), Peer};
+      }
+      OutTables[Rank] = std::make_unique<DeviceBuffer<cuda::Outbox>>(Outs.size());
+      OutTables[Rank]->upload(Outs);
+      InTables[Rank] = std::make_unique<DeviceBuffer<cuda::Inbox>>(Ins.size());
+      InTables[Rank]->upload(Ins);
+      CCLC_CUDA(cudaStreamCreateWithFlags(&Streams[Rank], cudaStreamNonBlocking));
+    }
+    CCLC_CUDA(cudaMemset(Status.get(), 0, Status.bytes()));
+    CCLC_CUDA(cudaDeviceSynchronize());
+  }
+  ~RankPair() {
+    for (cudaStream_t S : Streams)
+      cudaStreamDestroy(S);
+  }
+
+  cuda::Fifo fifo(int From, int Channel) const {
+    return cuda::Fifo::place(Fifos[From][Channel]->get(), NumSlots, SlotBytes);
+  }
+  cuda::KernelStatus status(int Rank) const { return Status.download()[Rank]; }
+  uint32_t &abort() const { return *Abort.host(); }
+
+  /// Rank's arguments for buffers of Count elements.
+  cuda::KernelArgs args(int Rank, const void *Input, void *Output, size_t Count,
+                        uint64_t TimeoutNs) const {
+    cuda::KernelArgs A;
+    A.Rank = Rank;
+    A.Input = Input;
+    A.Output = Output;
+    A.Count = Count;
+    A.SlotBytes = SlotBytes;
+    A.Net = {OutTables[Rank]->get(), InTables[Rank]->get(), 2};
+    A.Abort = Abort.device();
+    A.Status = Status.get() + Rank;
+    A.TimeoutNs = TimeoutNs;
+    return A;
+  }
+  /// Launches Info for the ranks in Args (one or two) and waits for them.
+  void run(const cuda::KernelInfo &Info, const std::vector<cuda::KernelArgs> &Args) {
+    for (const cuda::KernelArgs &A : Args) {
+      std::string Why;
+      ASSERT_EQ(cudaSuccess, cuda::launch(Info, A, Streams[A.Rank], Why)) << Why;
+    }
+    for (const cuda::KernelArgs &A : Args)
+      CCLC_CUDA(cudaStreamSynchronize(Streams[A.Rank]));
+  }
+
+private:
+  std::unique_ptr<DeviceBuffer<std::byte>> Fifos[2][Channels];
+  std::unique_ptr<DeviceBuffer<cuda::Outbox>> OutTables[2];
+  std::unique_ptr<DeviceBuffer<cuda::Inbox>> InTables[2];
+  MappedBuffer<uint32_t> Abort;
+  DeviceBuffer<cuda::KernelStatus> Status{2};
+  cudaStream_t Streams[2] = {};
+};
+
+/// Values whose reductions stay finite and exact enough to compare bits: the
+/// device and the host apply the same operators in the same order.
+template <class H> std::vector<H> inputOf(int Rank, size_t Count) {
+  std::vector<H> V(Count);
+  for (size_t I = 0; I < Count; ++I) {
+    int64_t X = int64_t((I * 7 + Rank * 13) % 23) - 11;
+    if constexpr (host::IsHalf<H>)
+      V[I] = H::fromFloat(float(X) / 4);
+    else
+      V[I] = H(X);
+  }
+  return V;
+}
+
+/// Which rank reduces each element (rank r owns chunk 2c + r of channel c).
+std::vector<int> owners(size_t Count, size_t ElemBytes) {
+  std::vector<int> Owner(Count, -1);
+  kern::RoundPlan Plan = kern::RoundPlan::make(pairShape(), Count, ElemBytes, SlotBytes);
+  for (size_t R = 0; R < Plan.Rounds; ++R) {
+    kern::Layout L = Plan.round(R, ElemBytes);
+    for (int32_t Chunk = 0; Chunk < pairShape().chunksPerUnit(); ++Chunk) {
+      kern::Segment S = L.chunk(1, Chunk);
+      for (size_t I = S.Begin; I < S.Begin + S.Elems; ++I)
+        Owner[I] = Chunk % 2;
+    }
+  }
+  return Owner;
+}
+
+/// Runs the allreduce variant V of D (host type H) with DOp on both ranks
+/// and checks both outputs against HOp on the host.
+template <class D, class H, class DOp, class HOp, Variant V> void checkAllReduce() {
+  constexpr size_t Count = 10007; // Many rounds, the last one ragged.
+  RankPair Ranks;
+  std::vector<H> In[2] = {inputOf<H>(0, Count), inputOf<H>(1, Count)};
+  std::vector<std::unique_ptr<DeviceBuffer<D>>> Inputs, Outputs;
+  std::vector<cuda::KernelArgs> Args;
+  for (int Rank = 0; Rank < 2; ++Rank) {
+    Inputs.push_back(std::make_unique<DeviceBuffer<D>>(Count));
+    Outputs.push_back(std::make_unique<DeviceBuffer<D>>(Count));
+    CCLC_CUDA(cudaMemcpy(Inputs[Rank]->get(), In[Rank].data(), Count * sizeof(D),
+                         cudaMemcpyHostToDevice));
+    Args.push_back(
+        Ranks.args(Rank, Inputs[Rank]->get(), Outputs[Rank]->get(), Count, 10'000'000'000));
+  }
+  Ranks.run(allReduceInfo<D, DOp, V>(), Args);
+  for (int Rank = 0; Rank < 2; ++Rank)
+    ASSERT_EQ(uint32_t(cuda::CommStatus::Ok), Ranks.status(Rank).Code)
+        << "rank " << Rank << ": " << cuda::describe(Ranks.status(Rank));
+  std::vector<int> Owner = owners(Count, sizeof(D));
+  for (int Rank = 0; Rank < 2; ++Rank) {
+    std::vector<D> Got = Outputs[Rank]->download();
+    for (size_t I = 0; I < Count; ++I) {
+      // The rank that reduces an element combines its own value with its peer's.
+      ASSERT_NE(-1, Owner[I]) << "element " << I << " is in no chunk";
+      int Reducer = V == Variant::Ring ? 1 : Owner[I];
+      H Want = HOp()(In[Reducer][I], In[1 - Reducer][I]);
+      ASSERT_EQ(0, std::memcmp(&Got[I], &Want, sizeof(D))) << "rank " << Rank << ", element " << I;
+    }
+  }
+}
+
+TEST(TwoRanks, SendAndReceive) {
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::SendRecv>();
+  checkAllReduce<__half, host::f16, cuda::Max, host::Max, Variant::SendRecv>();
+  checkAllReduce<int64_t, int64_t, cuda::Prod, host::Prod, Variant::SendRecv>();
+}
+
+TEST(TwoRanks, Exchange) {
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Exchange>();
+  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Min, host::Min, Variant::Exchange>();
+  checkAllReduce<int8_t, int8_t, cuda::Sum, host::Sum, Variant::Exchange>();
+}
+
+TEST(TwoRanks, RecvReduceSend) {
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Ring>();
+  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Prod, host::Prod, Variant::Ring>();
+  checkAllReduce<uint32_t, uint32_t, cuda::Max, host::Max, Variant::Ring>();
+}
+
+/// One rank's allreduce of Count floats, and what it needs.
+struct LoneRun {
+  DeviceBuffer<float> Input, Output;
+  explicit LoneRun(size_t Count) : Input(Count), Output(Count) {}
+};
+
+TEST(TwoRanks, MissingPeerTimesOut) {
+  RankPair Ranks;
+  LoneRun Rank0(1000);
+  auto Start = std::chrono::steady_clock::now();
+  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::SendRecv>(),
+            {Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 1000, 50'000'000)});
+  EXPECT_LT(std::chrono::steady_clock::now() - Start, std::chrono::seconds(5));
+  cuda::KernelStatus S = Ranks.status(0);
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Timeout), S.Code) << cuda::describe(S);
+  EXPECT_EQ(1, S.Peer);
+  EXPECT_EQ(uint32_t(cuda::WaitKind::Receive), S.Wait);
+  EXPECT_EQ(1u, Ranks.abort()) << "the failing block raises the abort flag";
+  EXPECT_EQ(0u, cuda::describe(S).find("timed out waiting to receive from rank 1 on channel "));
+}
+
+TEST(TwoRanks, AbortFlagStopsTheKernel) {
+  RankPair Ranks;
+  LoneRun Rank0(1000);
+  Ranks.abort() = 1;
+  auto Start = std::chrono::steady_clock::now();
+  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::Exchange>(),
+            {Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 1000, 60'000'000'000)});
+  EXPECT_LT(std::chrono::steady_clock::now() - Start, std::chrono::seconds(5));
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Aborted), Ranks.status(0).Code)
+      << cuda::describe(Ranks.status(0));
+}
+
+TEST(TwoRanks, DifferentMessageSizesAreReported) {
+  // With 100 and 104 floats the ranks agree on every chunk but the last: on
+  // channel 1, rank 0 sends 16 elements where rank 1 expects 20.
+  RankPair Ranks;
+  LoneRun Rank0(100), Rank1(104);
+  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::SendRecv>(),
+            {Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 100, 10'000'000'000),
+             Ranks.args(1, Rank1.Input.get(), Rank1.Output.get(), 104, 10'000'000'000)});
+  cuda::KernelStatus S = Ranks.status(1);
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Mismatch), S.Code) << cuda::describe(S);
+  EXPECT_EQ(1, S.Channel);
+  EXPECT_EQ(0, S.Peer);
+  EXPECT_EQ(64u, S.Got);
+  EXPECT_EQ(80u, S.Expected);
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Aborted), Ranks.status(0).Code)
+      << "rank 0 stops on the abort flag rank 1 raised: " << cuda::describe(Ranks.status(0));
+}
+
+TEST(TwoRanks, LaunchRefusesBlocksThatCannotAllBeResident) {
+  cuda::KernelInfo Info = allReduceInfo<float, cuda::Sum, Variant::SendRecv>();
+  Info.Shape.NChannels = 1 << 20; // More blocks than any GPU holds at once.
+  cuda::KernelArgs Args;
+  std::string Why;
+  EXPECT_EQ(cudaErrorCooperativeLaunchTooLarge, cuda::launch(Info, Args, nullptr, Why));
+  EXPECT_NE(std::string::npos, Why.find("holds only")) << Why;
+}
+
+/// Echoes Messages messages of Elems[m] ints from In to Out through Buffer.
+__global__ void echo(cuda::Inbox In, cuda::Outbox Out, int32_t *Buffer, const uint32_t *Elems,
+                     int Messages, cuda::KernelStatus *Status) {
+  cuda::enterChannel(cuda::Waiter{nullptr, Status, 10'000'000'000}, 0);
+  for (int M = 0; M < Messages; ++M) {
+    kern::Layout L;
+    L.Count = L.RoundElems = L.PieceElems = Elems[M];
+    cuda::recvCopySend<int32_t, cuda::Sum>(In, Out, cuda::Slice<int32_t>{Buffer, &L, 1, 0, 1});
+  }
+}
+
+TEST(HostProxy, SharesFifosWithTheDevice) {
+  static_assert(sizeof(host::FifoHeader) == sizeof(cuda::FifoHeader));
+  ASSERT_EQ(host::Fifo::slotsOffset(NumSlots), cuda::Fifo::slotsOffset(NumSlots));
+  ASSERT_EQ(host::Fifo::bytesFor(NumSlots, SlotBytes), cuda::Fifo::bytesFor(NumSlots, SlotBytes));
+  constexpr uint32_t Elems[] = {1, 3, 17, 64, 256, 5, 255, 128, 2, 100};
+  constexpr int Messages = sizeof(Elems) / sizeof(Elems[0]);
+
+  size_t Bytes = host::Fifo::bytesFor(NumSlots, SlotBytes);
+  MappedBuffer<std::byte> ToDevice(Bytes), FromDevice(Bytes);
+  DeviceBuffer<cuda::KernelStatus> Status(1);
+  CCLC_CUDA(cudaMemset(Status.get(), 0, Status.bytes()));
+  DeviceBuffer<int32_t> Buffer(SlotBytes / sizeof(int32_t));
+  DeviceBuffer<uint32_t> Sizes(Messages);
+  Sizes.upload({std::begin(Elems), std::end(Elems)});
+
+  host::Waiter Wait;
+  Wait.Timeout = std::chrono::seconds(10);
+  host::Outbox Out{host::Fifo::place(ToDevice.host(), NumSlots, SlotBytes, true), 1, &Wait};
+  host::Inbox In{host::Fifo::place(FromDevice.host(), NumSlots, SlotBytes, true), 1, &Wait};
+  echo<<<1, BlockThreads>>>(
+      cuda::Inbox{cuda::Fifo::place(ToDevice.device(), NumSlots, SlotBytes), 0},
+      cuda::Outbox{cuda::Fifo::place(FromDevice.device(), NumSlots, SlotBytes), 0}, Buffer.get(),
+      Sizes.get(), Messages, Status.get());
+  CCLC_CUDA(cudaGetLastError());
+  for (int M = 0; M < Messages; ++M) {
+    std::vector<int32_t> Message(Elems[M]);
+    for (size_t I = 0; I < Message.size(); ++I)
+      Message[I] = int32_t(M * 1000 + I);
+    std::memcpy(Out.acquire(), Message.data(), Message.size() * sizeof(int32_t));
+    Out.post(Message.size() * sizeof(int32_t));
+    const std::byte *Back = In.peek(Message.size() * sizeof(int32_t));
+    ASSERT_EQ(0, std::memcmp(Back, Message.data(), Message.size() * sizeof(int32_t)))
+        << "message " << M;
+    In.release();
+  }
+  CCLC_CUDA(cudaDeviceSynchronize());
+  cuda::KernelStatus S = Status.download()[0];
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Ok), S.Code) << cuda::describe(S);
+}
+
+} // namespace

@@ -1,0 +1,45 @@
+//===- AllPrimitives.cu - Every primitive, type and operator ----*- CUDA -*-===//
+//
+// Instantiates every primitive of templates/cuda for every element type and
+// operator, inside the kernel skeleton, the way generated kernels do, so a
+// compile of this file checks the whole device template library.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/Kernel.cuh"
+
+#include <cstdint>
+
+using namespace cclc::cuda;
+namespace kern = cclc::kern;
+
+template <class T, class Op> __global__ void everyPrimitive(const KernelArgs Args) {
+  constexpr kern::GridShape Shape{2, 2, 2};
+  int Channel = blockIdx.x, Peer = Args.Rank ^ 1;
+  forEachRound<T>(Args, Shape, [&](const kern::Layout &L) {
+    Slice<const T> In{static_cast<const T *>(Args.Input), &L, 1, Channel * 2, 2};
+    Slice<T> Out{static_cast<T *>(Args.Output), &L, 1, Channel * 2, 2};
+    Slice<T> Scratch{static_cast<T *>(Args.Scratch), &L, 1, Channel * 2, 1};
+    Outbox &To = Args.Net.out(Peer, Channel);
+    Inbox &From = Args.Net.in(Peer, Channel);
+    send<T, Op>(To, In);
+    recv<T, Op>(From, Out);
+    recvReduce<T, Op>(From, Out);
+    copy<T, Op>(In, Out);
+    reduce<T, Op>(In, Out);
+    recvReduceSend<T, Op>(From, To, Scratch);
+    recvCopySend<T, Op>(From, To, Scratch);
+    exchange<T, Op>(To, From, In, Out);
+    exchangeReduce<T, Op>(To, From, In, Out);
+  });
+}
+
+template <class T>
+constexpr KernelFn EveryOp[] = {everyPrimitive<T, Sum>, everyPrimitive<T, Prod>,
+                                everyPrimitive<T, Min>, everyPrimitive<T, Max>};
+
+/// Visible to other files, so every instantiation is compiled for the device.
+extern const KernelFn *const EveryType[];
+const KernelFn *const EveryType[] = {EveryOp<float>,         EveryOp<double>,   EveryOp<__half>,
+                                     EveryOp<__nv_bfloat16>, EveryOp<int8_t>,   EveryOp<uint8_t>,
+                                     EveryOp<int32_t>,       EveryOp<uint32_t>, EveryOp<int64_t>,
+                                     EveryOp<uint64_t>};

@@ -1,0 +1,94 @@
+//===- NetTestSupport.h - Ranks as forked processes in unit tests -*- C++ -*-===//
+//
+// The runtime's multi-process tests fork one process per rank. A child runs
+// its body and exits with the body's result; a failed check throws, and the
+// child prints it and exits with ChildFailed. The parent sees only exit
+// statuses, so the children check contents themselves.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/net/Socket.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace cclc::net::test {
+
+/// The exit code of a child whose check failed or that threw.
+constexpr int ChildFailed = 100;
+
+/// Throws, ending the child with ChildFailed, unless Ok.
+inline void require(bool Ok, const std::string &What) {
+  if (!Ok)
+    throw std::runtime_error("check failed: " + What);
+}
+
+/// Runs Body(Rank) in NRanks forked processes and returns their wait
+/// statuses. Children still running after Limit are killed and reported as
+/// -1, so a hang fails the test instead of stalling it.
+inline std::vector<int> forkRanks(int NRanks, const std::function<int(int)> &Body,
+                                  std::chrono::seconds Limit = std::chrono::seconds(20)) {
+  std::fflush(nullptr);
+  std::vector<pid_t> Pids;
+  for (int Rank = 0; Rank < NRanks; ++Rank) {
+    pid_t Pid = ::fork();
+    if (Pid == 0) {
+      int Code = ChildFailed;
+      try {
+        Code = Body(Rank);
+      } catch (const std::exception &E) {
+        std::fprintf(stderr, "rank %d: %s\n", Rank, E.what());
+      }
+      std::fflush(nullptr);
+      ::_exit(Code);
+    }
+    Pids.push_back(Pid);
+  }
+  std::vector<int> Status(size_t(NRanks), -1);
+  std::vector<bool> Done(size_t(NRanks), false);
+  auto Deadline = std::chrono::steady_clock::now() + Limit;
+  for (int Left = NRanks; Left > 0;) {
+    for (size_t I = 0; I < Pids.size(); ++I)
+      if (!Done[I] && ::waitpid(Pids[I], &Status[I], WNOHANG) == Pids[I]) {
+        Done[I] = true;
+        --Left;
+      }
+    if (Left && std::chrono::steady_clock::now() > Deadline) {
+      for (size_t I = 0; I < Pids.size(); ++I)
+        if (!Done[I]) {
+          ::kill(Pids[I], SIGKILL);
+          ::waitpid(Pids[I], nullptr, 0);
+          Status[I] = -1;
+        }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return Status;
+}
+
+inline bool exitedWith(int Status, int Code) {
+  return Status != -1 && WIFEXITED(Status) && WEXITSTATUS(Status) == Code;
+}
+
+inline bool killedBy(int Status, int Signal) {
+  return Status != -1 && WIFSIGNALED(Status) && WTERMSIG(Status) == Signal;
+}
+
+/// A port that was free a moment ago.
+inline uint16_t freePort() {
+  Socket S = Socket::listen(SocketAddress::any(AF_INET, 0));
+  return S.localAddress().port();
+}
+
+} // namespace cclc::net::test

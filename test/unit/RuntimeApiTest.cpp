@@ -1,0 +1,302 @@
+//===- RuntimeApiTest.cpp - The C API within one process ------------------===//
+//
+// Argument checks, status strings, plan loading and refusal, and the choice
+// of algorithm, on a communicator of one rank (which needs no other process)
+// and on the runtime's own classes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include "runtime/api/Algorithms.h"
+#include "runtime/api/Fallback.h"
+#include "runtime/api/Status.h"
+
+#include "compiler/verify/Verifier.h"
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+
+namespace cclc::test {
+namespace {
+
+using dsl::CollectiveKind;
+
+/// A communicator of one rank, made in this process.
+class OneRank : public ::testing::Test {
+protected:
+  void SetUp() override {
+    cclcUniqueId Id;
+    ASSERT_EQ(cclcGetUniqueId(&Id), cclcSuccess) << cclcGetLastError(nullptr);
+    ASSERT_EQ(cclcCommInitRank(&Comm, 1, Id, 0), cclcSuccess) << cclcGetLastError(nullptr);
+  }
+  void TearDown() override {
+    if (Comm) {
+      EXPECT_EQ(cclcCommDestroy(Comm), cclcSuccess) << cclcGetLastError(nullptr);
+    }
+  }
+
+  /// Expects Result to be Expected with a last error containing Text.
+  void expectError(cclcResult_t Result, cclcResult_t Expected, const std::string &Text) {
+    EXPECT_EQ(Result, Expected) << cclcGetLastError(Comm);
+    EXPECT_NE(std::string(cclcGetLastError(Comm)).find(Text), std::string::npos)
+        << "the message '" << cclcGetLastError(Comm) << "' lacks '" << Text << "'";
+  }
+
+  cclcComm_t Comm = nullptr;
+};
+
+TEST(Status, EveryResultHasItsOwnStringSayingWhatToDo) {
+  std::set<std::string> Seen;
+  for (int R = 0; R < cclcNumResults; ++R) {
+    std::string Text = cclcGetErrorString(cclcResult_t(R));
+    EXPECT_FALSE(Text.empty());
+    EXPECT_TRUE(Seen.insert(Text).second) << Text;
+  }
+  EXPECT_NE(std::string(cclcGetErrorString(cclcRemoteError)).find("cclcCommAbort"),
+            std::string::npos);
+  EXPECT_NE(std::string(cclcGetErrorString(cclcResult_t(99))).find("unknown"), std::string::npos);
+}
+
+TEST(Init, RefusesBadArguments) {
+  cclcUniqueId Id{};
+  cclcComm_t Comm = nullptr;
+  EXPECT_EQ(cclcGetUniqueId(nullptr), cclcInvalidArgument);
+  EXPECT_EQ(cclcCommInitRank(nullptr, 2, Id, 0), cclcInvalidArgument);
+  EXPECT_EQ(cclcCommInitRank(&Comm, 0, Id, 0), cclcInvalidArgument);
+  EXPECT_EQ(cclcCommInitRank(&Comm, 2, Id, 2), cclcInvalidArgument);
+  EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("rank 2"), std::string::npos);
+  EXPECT_EQ(Comm, nullptr);
+  EXPECT_EQ(cclcCommDestroy(nullptr), cclcInvalidArgument);
+  EXPECT_EQ(cclcCommAbort(nullptr), cclcInvalidArgument);
+  ScopedEnv Timeout("CCLC_TIMEOUT_MS", "soon");
+  EXPECT_EQ(cclcGetUniqueId(&Id), cclcInvalidArgument);
+  EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("CCLC_TIMEOUT_MS"), std::string::npos);
+}
+
+TEST(Init, FromEnvironmentSaysWhatToSet) {
+  for (const char *Name : {"RANK", "WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                           "SLURM_PROCID", "SLURM_NTASKS"})
+    ::unsetenv(Name);
+  cclcComm_t Comm = nullptr;
+  EXPECT_EQ(cclcCommInitFromEnvironment(&Comm), cclcInvalidUsage);
+  EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("mpirun"), std::string::npos);
+}
+
+TEST_F(OneRank, CountAndRank) {
+  int Count = 0, Rank = -1;
+  EXPECT_EQ(cclcCommCount(Comm, &Count), cclcSuccess);
+  EXPECT_EQ(cclcCommUserRank(Comm, &Rank), cclcSuccess);
+  EXPECT_EQ(Count, 1);
+  EXPECT_EQ(Rank, 0);
+  EXPECT_EQ(cclcCommCount(Comm, nullptr), cclcInvalidArgument);
+  EXPECT_EQ(cclcCommUserRank(nullptr, &Rank), cclcInvalidArgument);
+}
+
+TEST_F(OneRank, ArgumentChecksSayWhatIsWrong) {
+  float X[4] = {};
+  expectError(cclcAllReduce(nullptr, X, 4, cclcFloat32, cclcSum, Comm, nullptr),
+              cclcInvalidArgument, "sendbuff is null");
+  expectError(cclcAllReduce(X, nullptr, 4, cclcFloat32, cclcSum, Comm, nullptr),
+              cclcInvalidArgument, "recvbuff is null");
+  expectError(cclcAllReduce(X, X, 4, cclcDataType_t(42), cclcSum, Comm, nullptr),
+              cclcInvalidArgument, "datatype 42");
+  expectError(cclcAllReduce(X, X, 4, cclcFloat32, cclcRedOp_t(-1), Comm, nullptr),
+              cclcInvalidArgument, "op -1");
+  expectError(cclcBroadcast(X, X, 4, cclcFloat32, 1, Comm, nullptr), cclcInvalidArgument, "root 1");
+  expectError(cclcReduce(X, X, 4, cclcFloat32, cclcSum, -1, Comm, nullptr), cclcInvalidArgument,
+              "root -1");
+  expectError(cclcAllReduce(X, X, SIZE_MAX / 2, cclcFloat64, cclcSum, Comm, nullptr),
+              cclcInvalidArgument, "overflows");
+  int Stream = 0;
+  expectError(cclcAllGather(X, X, 4, cclcFloat32, Comm, &Stream), cclcInvalidArgument,
+              "NULL stream");
+  expectError(cclcAllReduce(X, X, 4, cclcFloat32, cclcSum, nullptr, nullptr), cclcInvalidArgument,
+              "comm is null");
+  // A refused call leaves the communicator working; count 0 needs no buffers.
+  EXPECT_EQ(cclcAllReduce(nullptr, nullptr, 0, cclcFloat32, cclcSum, Comm, nullptr), cclcSuccess);
+  runChecked(Comm, {CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, 5}, 0, 1);
+}
+
+TEST_F(OneRank, EveryCollectiveRuns) {
+  for (CollectiveKind Collective :
+       {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+        CollectiveKind::Broadcast, CollectiveKind::Reduce})
+    for (cclcDataType_t Type : {cclcFloat16, cclcInt64})
+      for (size_t Count : {size_t(0), size_t(1), size_t(333)})
+        runChecked(Comm, {Collective, Type, cclcMax, 0, Count}, 0, 1);
+}
+
+/// Writes Text to a file of the test's temporary directory; its path.
+std::string writeFile(const std::string &Name, const std::string &Text) {
+  std::string Path = ::testing::TempDir() + Name;
+  std::ofstream(Path) << Text;
+  return Path;
+}
+
+TEST_F(OneRank, PlansAreCheckedAndVerifiedOnLoad) {
+  std::string Plan = compilePlan("ring-allreduce", 2);
+  ASSERT_FALSE(Plan.empty());
+  auto Replace = [&](const std::string &From, const std::string &To) {
+    std::string Text = Plan;
+    size_t At = Text.find(From);
+    EXPECT_NE(At, std::string::npos) << From;
+    return At == std::string::npos ? Text : Text.replace(At, From.size(), To);
+  };
+  // Truncated: the JSON reader says where the text stops.
+  std::string Truncated = writeFile("truncated.json", Plan.substr(0, Plan.size() / 2));
+  expectError(cclcCommLoadPlan(Comm, Truncated.c_str()), cclcInvalidArgument, "truncated.json:");
+  expectError(cclcCommLoadPlan(Comm, Truncated.c_str()), cclcInvalidArgument, "invalid JSON");
+  // Corrupted fields: the reader names the field.
+  std::string BadPeer = Replace("\"peer\": 1", "\"peer\": 7");
+  expectError(cclcCommLoadPlanText(Comm, BadPeer.data(), BadPeer.size()), cclcInvalidArgument,
+              "].peer: 7 is not a rank");
+  std::string BadOp = Replace("\"op\": \"send\"", "\"op\": \"teleport\"");
+  expectError(cclcCommLoadPlanText(Comm, BadOp.data(), BadOp.size()), cclcInvalidArgument, "].op");
+  // Well formed but wrong: the verifier refuses it, at the algorithm's line.
+  std::string Wrong = Replace("\"recv_reduce_send\"", "\"recv_copy_send\"");
+  expectError(cclcCommLoadPlanText(Comm, Wrong.data(), Wrong.size()), cclcInvalidArgument,
+              "allreduce needs input[");
+  expectError(cclcCommLoadPlanText(Comm, Wrong.data(), Wrong.size()), cclcInvalidArgument,
+              "ring-allreduce.ccl:");
+  // Right, but for another rank count.
+  expectError(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), cclcInvalidArgument,
+              "compiled for 2 ranks, but the communicator has 1");
+  expectError(cclcCommLoadPlan(Comm, "/nonexistent/plan.json"), cclcInvalidArgument,
+              "cannot read plan /nonexistent/plan.json");
+  expectError(cclcCommLoadPlan(Comm, nullptr), cclcInvalidArgument, "path is null");
+  // None of that harmed the communicator.
+  std::string Mine = writeFile("mine.json", compilePlan("ring-allreduce", 1));
+  EXPECT_EQ(cclcCommLoadPlan(Comm, Mine.c_str()), cclcSuccess) << cclcGetLastError(Comm);
+  runChecked(Comm, {CollectiveKind::AllReduce, cclcBfloat16, cclcProd, 0, 100}, 0, 1);
+}
+
+TEST_F(OneRank, KernelTablesAreChecked) {
+  host::KernelInfo Info{"ring_allreduce",
+                        "allreduce",
+                        2,
+                        0,
+                        {1, 1, 1},
+                        1,
+                        1,
+                        0,
+                        host::DType::F32,
+                        host::RedOp::Sum,
+                        0,
+                        0,
+                        [](const host::KernelArgs &, int) {}};
+  expectError(cclcCommRegisterKernels(Comm, &Info, 1), cclcInvalidArgument,
+              "compiled for 2 ranks, but the communicator has 1");
+  Info.NRanks = 1;
+  Info.Collective = "allscatter";
+  expectError(cclcCommRegisterKernels(Comm, &Info, 1), cclcInvalidArgument, "'allscatter'");
+  Info.Collective = "allreduce";
+  Info.MinBytes = 10;
+  Info.MaxBytes = 5;
+  expectError(cclcCommRegisterKernels(Comm, &Info, 1), cclcInvalidArgument, "size window");
+  expectError(cclcCommRegisterKernels(Comm, nullptr, 1), cclcInvalidArgument,
+              "kernelInfos is null");
+  EXPECT_EQ(cclcCommRegisterKernels(Comm, nullptr, 0), cclcSuccess);
+}
+
+TEST(Fallback, EveryRingCompilesForEveryRankCountAndRoot) {
+  for (CollectiveKind Collective :
+       {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+        CollectiveKind::Broadcast, CollectiveKind::Reduce})
+    for (int32_t NRanks = 1; NRanks <= 9; ++NRanks)
+      for (int32_t Root : {0, NRanks - 1}) {
+        sched::Schedule S = runtime::compileFallback(Collective, NRanks, Root);
+        EXPECT_EQ(S.Collective, Collective);
+        EXPECT_EQ(S.NRanks, NRanks);
+        SourceManager SM;
+        DiagnosticEngine Diags(SM);
+        EXPECT_TRUE(verify::verifySchedule(S, Diags));
+      }
+  try {
+    runtime::compileFallback(CollectiveKind::AllToAll, 4, 0);
+    ADD_FAILURE() << "alltoall has no ring in the library";
+  } catch (const runtime::ApiError &E) {
+    EXPECT_EQ(E.result(), cclcNoAlgorithm);
+  }
+}
+
+/// The choice among algorithms, without transports.
+class Choice : public ::testing::Test {
+protected:
+  runtime::Algorithm algorithm(const std::string &Name, uint64_t Min, std::optional<uint64_t> Max,
+                               bool Kernel = false) {
+    runtime::Algorithm A;
+    A.Name = Name;
+    A.Origin = "test";
+    A.Collective = CollectiveKind::AllReduce;
+    A.MinBytes = Min;
+    A.MaxBytes = Max;
+    if (Kernel) {
+      A.Kind = runtime::Algorithm::Executor::Kernel;
+      A.Kernels[{host::DType::F32, host::RedOp::Sum}] = [](const host::KernelArgs &, int) {};
+    }
+    return A;
+  }
+  std::string choose(size_t Count, host::DType Type = host::DType::F32,
+                     CollectiveKind Collective = CollectiveKind::AllReduce, int Root = 0) {
+    runtime::Request R;
+    R.Collective = Collective;
+    R.Root = Root;
+    R.Count = Count;
+    R.Type = Type;
+    return Table.choose(R, [&] { return algorithm("fallback", 0, std::nullopt); }).Name;
+  }
+  runtime::AlgorithmTable Table{0, 4};
+};
+
+TEST_F(Choice, TheNarrowestWindowHoldingTheSizeWins) {
+  Table.add(algorithm("everything", 0, std::nullopt));
+  Table.add(algorithm("small", 0, 4096));
+  Table.add(algorithm("middle", 4096, 1 << 20));
+  EXPECT_EQ(choose(1), "small");
+  EXPECT_EQ(choose(1024), "small"); // 4096 bytes: both ends are inclusive.
+  EXPECT_EQ(choose(1025), "middle");
+  EXPECT_EQ(choose(1 << 20), "everything");
+  EXPECT_EQ(choose(1024, host::DType::F64), "middle");
+}
+
+TEST_F(Choice, KernelsBeatThePlanInterpreterWhereTheyHaveTheType) {
+  Table.add(algorithm("plan", 0, 4096));
+  Table.add(algorithm("kernel", 0, std::nullopt, /*Kernel=*/true));
+  EXPECT_EQ(choose(8), "kernel");
+  EXPECT_EQ(choose(8, host::DType::F64), "plan");
+  EXPECT_EQ(choose(1 << 20, host::DType::F64), "fallback");
+}
+
+TEST_F(Choice, NothingFittingFallsBackLoudly) {
+  Table.add(algorithm("small", 0, 64));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(choose(1000), "fallback");
+  EXPECT_EQ(choose(2000), "fallback");
+  EXPECT_EQ(choose(4, host::DType::F32, CollectiveKind::AllGather), "fallback");
+  std::string Log = ::testing::internal::GetCapturedStderr();
+  // Once per collective and root, whatever the debug level.
+  EXPECT_NE(Log.find("cclc WARN rank 0: no loaded algorithm serves allreduce of 4000 B (f32, sum)"),
+            std::string::npos)
+      << Log;
+  EXPECT_NE(Log.find("allgather"), std::string::npos) << Log;
+  EXPECT_EQ(std::count(Log.begin(), Log.end(), '\n'), 2) << Log;
+}
+
+TEST_F(Choice, ChoicesAreLoggedOnceWithDebugInfo) {
+  ScopedEnv Debug("CCLC_DEBUG", "INFO");
+  runtime::AlgorithmTable Logged(0, 4);
+  Logged.add(algorithm("everything", 0, std::nullopt));
+  runtime::Request R;
+  R.Count = 100;
+  ::testing::internal::CaptureStderr();
+  for (int I = 0; I < 3; ++I)
+    Logged.choose(R, [&] { return algorithm("fallback", 0, std::nullopt); });
+  std::string Log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Log, "cclc INFO rank 0: allreduce of 400 B (f32, sum) runs everything (test, plan "
+                 "interpreter, 1 channel, sizes 0 B and up)\n");
+}
+
+} // namespace
+} // namespace cclc::test

@@ -1,0 +1,149 @@
+//===- RuntimeCollectivesTest.cpp - Every library algorithm, forked ranks -===//
+//
+// Each job compiles every algorithm of the library for its rank count, then
+// every rank loads each plan into a communicator of its own and checks every
+// element of every collective it runs: all ten types for the ring allreduce,
+// f32, bf16 and i32 for the others, every operator on sizes 0, 1 and 1001,
+// and the sum on an odd size of several rounds, out of place and in place. Jobs run over shared
+// memory and over TCP, on 2 to 8 ranks. One more job checks a 64 MiB
+// allreduce on four ranks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include "runtime/api/Types.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace cclc::test {
+namespace {
+
+using dsl::CollectiveKind;
+
+constexpr cclcDataType_t AllTypes[] = {cclcInt8,    cclcUint8,   cclcInt32,   cclcUint32,
+                                       cclcInt64,   cclcUint64,  cclcFloat16, cclcFloat32,
+                                       cclcFloat64, cclcBfloat16};
+constexpr cclcDataType_t SomeTypes[] = {cclcFloat32, cclcBfloat16, cclcInt32};
+/// 0, 1 and odd; with the sum, also odd across several rounds of the
+/// default slots.
+constexpr size_t Sizes[] = {0, 1, 1001};
+constexpr size_t RoundsSize = 70001;
+
+/// A library algorithm compiled for a job, and the root its plan serves.
+struct LibraryPlan {
+  std::string Name;
+  std::string Text;
+  CollectiveKind Collective = CollectiveKind::AllReduce;
+  int Root = 0;
+};
+
+/// Every algorithm of the library that compiles for NRanks, on two ring
+/// channels and with pipelined chunks, so that the plans exercise concurrent
+/// channels and finer chunk grids.
+std::vector<LibraryPlan> libraryPlans(int NRanks) {
+  std::vector<std::filesystem::path> Files;
+  for (const auto &Entry :
+       std::filesystem::directory_iterator(std::string(CCLC_SOURCE_DIR) + "/algorithms"))
+    if (Entry.path().extension() == ".ccl")
+      Files.push_back(Entry.path());
+  std::sort(Files.begin(), Files.end());
+  std::vector<LibraryPlan> Plans;
+  for (const std::filesystem::path &File : Files) {
+    LibraryPlan P;
+    P.Name = File.stem().string();
+    // Rooted plans are compiled for the last rank; root 0 then falls back.
+    P.Root = NRanks - 1;
+    P.Text = compilePlan(P.Name, NRanks, {P.Root, /*RingChannels=*/2, /*ChunksFactor=*/2});
+    if (P.Text.empty())
+      continue;
+    P.Collective =
+        *dsl::parseCollective(nlohmann::json::parse(P.Text)["collective"].get<std::string>());
+    if (!runtime::hasRoot(P.Collective))
+      P.Root = 0;
+    Plans.push_back(std::move(P));
+  }
+  return Plans;
+}
+
+/// Every type, operator and size of the matrix for one algorithm.
+void runMatrix(cclcComm_t Comm, const LibraryPlan &P, int Rank, int NRanks) {
+  std::vector<cclcDataType_t> Types(std::begin(SomeTypes), std::end(SomeTypes));
+  if (P.Name == "ring-allreduce")
+    Types.assign(std::begin(AllTypes), std::end(AllTypes));
+  std::vector<cclcRedOp_t> Ops = {cclcSum};
+  if (runtime::reduces(P.Collective))
+    Ops = {cclcSum, cclcProd, cclcMax, cclcMin};
+  for (cclcDataType_t Type : Types)
+    for (cclcRedOp_t Op : Ops) {
+      for (size_t Count : Sizes)
+        runChecked(Comm, {P.Collective, Type, Op, P.Root, Count}, Rank, NRanks);
+      if (Op == cclcSum)
+        runChecked(Comm, {P.Collective, Type, Op, P.Root, RoundsSize}, Rank, NRanks);
+    }
+}
+
+struct JobCase {
+  int NRanks;
+  const char *Transport;
+};
+
+std::string jobName(const ::testing::TestParamInfo<JobCase> &Info) {
+  return std::to_string(Info.param.NRanks) + "Ranks";
+}
+
+class LibraryAlgorithms : public ::testing::TestWithParam<JobCase> {};
+
+TEST_P(LibraryAlgorithms, EveryElementIsRight) {
+  int NRanks = GetParam().NRanks;
+  ScopedEnv Transport("CCLC_TRANSPORT", GetParam().Transport);
+  ScopedEnv Timeout("CCLC_TIMEOUT_MS", "20000");
+  std::vector<LibraryPlan> Plans = libraryPlans(NRanks);
+  // Every collective has a ring; pow2 algorithms join where they fit.
+  ASSERT_GE(Plans.size(), 6u);
+  runJob(NRanks, [&](cclcComm_t Control, int Rank) {
+    for (const LibraryPlan &P : Plans) {
+      cclcComm_t Comm = newComm(Control);
+      ok(cclcCommLoadPlanText(Comm, P.Text.data(), P.Text.size()), "loading " + P.Name);
+      runMatrix(Comm, P, Rank, NRanks);
+      ok(cclcCommDestroy(Comm), "destroying the communicator of " + P.Name);
+    }
+    // The control communicator has no plans: every call falls back on the
+    // library's rings, compiled at run time for each root.
+    for (CollectiveKind Collective :
+         {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+          CollectiveKind::Broadcast, CollectiveKind::Reduce})
+      for (int Root : {0, NRanks / 2})
+        for (size_t Count : {size_t(1), size_t(1001)})
+          runChecked(Control, {Collective, cclcFloat32, cclcSum, Root, Count}, Rank, NRanks);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, LibraryAlgorithms,
+                         ::testing::Values(JobCase{2, "shm"}, JobCase{3, "shm"}, JobCase{4, "shm"},
+                                           JobCase{5, "shm"}, JobCase{8, "shm"}),
+                         jobName);
+INSTANTIATE_TEST_SUITE_P(Tcp, LibraryAlgorithms,
+                         ::testing::Values(JobCase{2, "tcp"}, JobCase{3, "tcp"}, JobCase{6, "tcp"}),
+                         jobName);
+
+TEST(LargeMessages, AllReduce64MiBOnFourRanks) {
+  ScopedEnv Timeout("CCLC_TIMEOUT_MS", "30000");
+  std::string Plan = compilePlan("ring-allreduce", 4);
+  ASSERT_FALSE(Plan.empty());
+  runJob(4, [&](cclcComm_t Comm, int Rank) {
+    ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading ring-allreduce");
+    perf::Call C{CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, size_t(16) << 20};
+    std::vector<float> Send(C.Count), Recv(C.Count);
+    perf::fillInput(C, Rank, 4, Send.data());
+    ok(perf::invoke(C, Send.data(), Recv.data(), Comm), "allreduce of 64 MiB");
+    size_t Wrong = perf::countWrong(C, Rank, 4, Recv.data());
+    expect(Wrong == 0, std::to_string(Wrong) + " wrong elements");
+  });
+}
+
+} // namespace
+} // namespace cclc::test

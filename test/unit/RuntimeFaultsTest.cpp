@@ -1,0 +1,120 @@
+//===- RuntimeFaultsTest.cpp - Failures end collectives, never hang them --===//
+//
+// A rank that dies mid-collective makes every other rank's call return an
+// error within the timeout (at once where the transport notices, or after
+// the timeout where only silence tells); a rank that aborts stops its peers
+// at once. Either way the failed communicators refuse further calls, saying
+// to destroy them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeTestSupport.h"
+
+#include <csignal>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace cclc::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+/// Checks, on a rank whose peer failed, that Result is an error that says
+/// so, and that the communicator now refuses calls; then aborts it.
+void expectFailed(cclcComm_t Comm, cclcResult_t Result, std::vector<float> &Buffer) {
+  expect(Result == cclcRemoteError || Result == cclcTimeout,
+         std::string("the failing call returned ") + cclcGetErrorString(Result));
+  std::string Why = cclcGetLastError(Comm);
+  expect(Why.find("failed on rank") != std::string::npos, "the error says where: " + Why);
+  cclcResult_t Again = cclcAllReduce(Buffer.data(), Buffer.data(), Buffer.size(), cclcFloat32,
+                                     cclcSum, Comm, nullptr);
+  expect(Again == cclcInvalidUsage, "a failed communicator takes another call");
+  expect(std::string(cclcGetLastError(Comm)).find("destroy it") != std::string::npos,
+         std::string("the refusal says what to do: ") + cclcGetLastError(Comm));
+  ok(cclcCommAbort(Comm), "cclcCommAbort");
+}
+
+class Faults : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(Faults, ARankKilledMidCollectiveFailsEveryOtherRankWithinTheTimeout) {
+  constexpr int NRanks = 4, Victim = 2;
+  constexpr milliseconds Timeout(1500), KillAfter(30), Slack(2500);
+  ScopedEnv Transport("CCLC_TRANSPORT", GetParam());
+  ScopedEnv TimeoutEnv("CCLC_TIMEOUT_MS", std::to_string(Timeout.count()));
+  std::vector<int> Status = perf::runLocalRanks(
+      NRanks,
+      [&](int Rank, const cclcUniqueId &Id) {
+        cclcComm_t Comm = nullptr;
+        ok(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
+        std::vector<float> Send(1 << 20, 1.0f), Recv(Send.size());
+        auto AllReduce = [&] {
+          return cclcAllReduce(Send.data(), Recv.data(), Send.size(), cclcFloat32, cclcSum, Comm,
+                               nullptr);
+        };
+        ok(AllReduce(), "the first allreduce");
+        if (Rank == Victim)
+          std::thread([=] {
+            std::this_thread::sleep_for(KillAfter);
+            ::kill(::getpid(), SIGKILL);
+          }).detach();
+        Clock::time_point Start = Clock::now();
+        cclcResult_t Result = cclcSuccess;
+        while (Result == cclcSuccess && Clock::now() - Start < std::chrono::seconds(20))
+          Result = AllReduce();
+        auto Took = std::chrono::duration_cast<milliseconds>(Clock::now() - Start);
+        expect(Took < KillAfter + Timeout + Slack,
+               "the error came after " + std::to_string(Took.count()) + " ms");
+        expectFailed(Comm, Result, Recv);
+        return 0;
+      },
+      std::chrono::seconds(30));
+  for (int Rank = 0; Rank < NRanks; ++Rank) {
+    std::string Want = Rank == Victim ? "killed by signal 9" : "exited with 0";
+    EXPECT_EQ(perf::describeStatus(Status[size_t(Rank)]).substr(0, Want.size()), Want)
+        << "rank " << Rank;
+  }
+}
+
+TEST_P(Faults, AbortFromAnotherThreadStopsTheCallAndThePeersAtOnce) {
+  constexpr milliseconds Timeout(20000), AbortAfter(100), Soon(5000);
+  ScopedEnv Transport("CCLC_TRANSPORT", GetParam());
+  ScopedEnv TimeoutEnv("CCLC_TIMEOUT_MS", std::to_string(Timeout.count()));
+  runJob(2, [&](cclcComm_t Control, int Rank) {
+    // A communicator of its own: the abort frees it.
+    cclcComm_t Comm = newComm(Control);
+    std::vector<float> Buffer(1000, 1.0f);
+    ok(cclcAllReduce(Buffer.data(), Buffer.data(), Buffer.size(), cclcFloat32, cclcSum, Comm,
+                     nullptr),
+       "the first allreduce");
+    Clock::time_point Start = Clock::now();
+    if (Rank == 0) {
+      // Rank 1 does not join this call: it waits until a thread aborts it.
+      std::thread Aborter([&] {
+        std::this_thread::sleep_for(AbortAfter);
+        ok(cclcCommAbort(Comm), "cclcCommAbort");
+      });
+      cclcResult_t Result = cclcAllReduce(Buffer.data(), Buffer.data(), Buffer.size(), cclcFloat32,
+                                          cclcSum, Comm, nullptr);
+      Aborter.join();
+      expect(Result == cclcRemoteError,
+             std::string("the aborted call returned ") + cclcGetErrorString(Result));
+    } else {
+      std::this_thread::sleep_for(AbortAfter * 5);
+      cclcResult_t Result = cclcAllReduce(Buffer.data(), Buffer.data(), Buffer.size(), cclcFloat32,
+                                          cclcSum, Comm, nullptr);
+      expectFailed(Comm, Result, Buffer);
+    }
+    auto Took = Clock::now() - Start;
+    expect(Took < Soon, "stopping took " +
+                            std::to_string(std::chrono::duration_cast<milliseconds>(Took).count()) +
+                            " ms");
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("shm", "tcp"),
+                         [](const auto &Info) { return std::string(Info.param); });
+
+} // namespace
+} // namespace cclc::test

@@ -1,0 +1,165 @@
+//===- RuntimeTestSupport.h - Jobs of forked ranks on the C API -*- C++ -*-===//
+//
+// The runtime's multi-process tests run each job as cclc-perf -np does: the
+// test process forks the ranks, then starts the root and sends them its id.
+// A rank checks its own results and ends with exit code 0; a failed check or
+// call throws, and the rank prints why and exits with 1, which the test
+// process reports. Plans are compiled in the test process, as
+// `cclc compile --nranks N --emit=json` compiles them, and every rank loads
+// the same text.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/api/cclc.h"
+#include "runtime/perf/Calls.h"
+#include "runtime/perf/LocalRanks.h"
+
+#include "compiler/emit/PlanJson.h"
+#include "compiler/passes/BuildSchedule.h"
+#include "dsl/Frontend.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace cclc::test {
+
+/// Throws, ending the rank with a failure, unless Result is success.
+inline void ok(cclcResult_t Result, const std::string &What) {
+  if (Result != cclcSuccess)
+    throw std::runtime_error(What + ": " + cclcGetErrorString(Result) + ": " +
+                             cclcGetLastError(nullptr));
+}
+
+/// Throws, ending the rank with a failure, unless Holds.
+inline void expect(bool Holds, const std::string &What) {
+  if (!Holds)
+    throw std::runtime_error("check failed: " + What);
+}
+
+/// How a test compiles a plan.
+struct PlanOptions {
+  int Root = 0;
+  /// Ring channels of the target: the first in rank order, the second
+  /// reversed (so that ring algorithms run two channels over other links).
+  int RingChannels = 1;
+  /// The chunking pass's factor.
+  int ChunksFactor = 1;
+};
+
+/// algorithms/<Name>.ccl compiled for NRanks ranks into a plan's JSON text;
+/// empty when the algorithm does not fit NRanks (its requirements fail).
+inline std::string compilePlan(const std::string &Name, int NRanks, const PlanOptions &Plan = {}) {
+  SourceManager SM;
+  std::ostringstream Log;
+  DiagnosticEngine Diags(SM, Log);
+  std::string Error;
+  std::string File = std::string(CCLC_SOURCE_DIR) + "/algorithms/" + Name + ".ccl";
+  std::optional<uint32_t> Id = SM.loadFile(File, Error);
+  EXPECT_TRUE(Id) << Error;
+  dsl::OperationCatalog Ops;
+  std::unique_ptr<dsl::Algorithm> Algo = Id ? dsl::parseAndCheck(*Id, Ops, Diags) : nullptr;
+  EXPECT_TRUE(Algo) << Log.str();
+  if (!Algo)
+    return {};
+  sched::Target Target = sched::flatTarget(NRanks);
+  if (Plan.RingChannels > 1)
+    Target.Rings.emplace_back(Target.Rings[0].rbegin(), Target.Rings[0].rend());
+  passes::BuildOptions Options;
+  Options.Root = Plan.Root;
+  Options.Pipeline.ChunksFactor = Plan.ChunksFactor;
+  std::ostream Discard(nullptr);
+  std::optional<sched::Schedule> S = passes::buildSchedule(*Algo, Target, Options, Discard, Diags);
+  if (!S)
+    return {};
+  emit::PlanInfo Info;
+  Info.Source = File;
+  return emit::scheduleToPlan(*S, Info).dump(1);
+}
+
+/// A communicator of Control's ranks, joined through an id that rank 0
+/// makes and broadcasts over Control (how NCCL applications use MPI).
+inline cclcComm_t newComm(cclcComm_t Control) {
+  int Rank = 0, NRanks = 0;
+  ok(cclcCommUserRank(Control, &Rank), "cclcCommUserRank");
+  ok(cclcCommCount(Control, &NRanks), "cclcCommCount");
+  cclcUniqueId Id{};
+  if (Rank == 0)
+    ok(cclcGetUniqueId(&Id), "cclcGetUniqueId");
+  ok(cclcBroadcast(&Id, &Id, sizeof Id, cclcUint8, 0, Control, nullptr), "broadcasting an id");
+  cclcComm_t Comm = nullptr;
+  ok(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
+  return Comm;
+}
+
+/// What a rank of a job does with its communicator.
+using JobBody = std::function<void(cclcComm_t Comm, int Rank)>;
+
+/// Runs Body on NRanks forked ranks, each with a communicator of the job
+/// that it destroys afterwards; expects every rank to succeed within Limit.
+inline void runJob(int NRanks, const JobBody &Body,
+                   std::chrono::seconds Limit = std::chrono::seconds(60)) {
+  std::vector<int> Status = perf::runLocalRanks(
+      NRanks,
+      [&](int Rank, const cclcUniqueId &Id) {
+        cclcComm_t Comm = nullptr;
+        ok(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
+        Body(Comm, Rank);
+        ok(cclcCommDestroy(Comm), "cclcCommDestroy");
+        return 0;
+      },
+      Limit);
+  for (int Rank = 0; Rank < NRanks; ++Rank)
+    EXPECT_EQ(perf::describeStatus(Status[size_t(Rank)]), "exited with 0") << "rank " << Rank;
+}
+
+/// Sets an environment variable (for the ranks forked in this scope), and
+/// restores it afterwards.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *Name, const std::string &Value) : Name(Name) {
+    if (const char *Old = std::getenv(Name))
+      Saved = Old;
+    ::setenv(Name, Value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (Saved)
+      ::setenv(Name, Saved->c_str(), 1);
+    else
+      ::unsetenv(Name);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *Name;
+  std::optional<std::string> Saved;
+};
+
+/// Runs C out of place and in place on rank Rank of Comm with checked
+/// inputs, throwing on a failed call or a wrong element.
+inline void runChecked(cclcComm_t Comm, const perf::Call &C, int Rank, int NRanks) {
+  perf::Extents E = perf::extents(C.Collective, C.Count, NRanks);
+  size_t ElemBytes = 8; // the largest type: enough for any
+  std::vector<std::byte> Send(E.Send * ElemBytes + 1), Recv(E.Recv * ElemBytes + 1);
+  for (bool InPlace : {false, true}) {
+    perf::CallBuffers B = perf::placeBuffers(C, Rank, InPlace, Send.data(), Recv.data());
+    perf::fillInput(C, Rank, NRanks, B.Input);
+    std::string What = std::string(dsl::collectiveName(C.Collective)) + " of " +
+                       std::to_string(C.Count) + " elements of type " +
+                       std::to_string(int(C.Type)) + ", op " + std::to_string(int(C.Op)) +
+                       ", root " + std::to_string(C.Root) + (InPlace ? ", in place" : "");
+    ok(perf::invoke(C, B.Send, B.Recv, Comm), What);
+    size_t Wrong = perf::countWrong(C, Rank, NRanks, B.Recv);
+    expect(Wrong == 0,
+           What + ": " + std::to_string(Wrong) + " wrong elements on rank " + std::to_string(Rank));
+  }
+}
+
+} // namespace cclc::test

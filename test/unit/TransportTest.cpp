@@ -1,0 +1,254 @@
+//===- TransportTest.cpp - FIFO traffic over shared memory and TCP --------===//
+
+#include "runtime/net/Transport.h"
+
+#include "NetTestSupport.h"
+
+#include <atomic>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <mutex>
+#include <thread>
+
+using namespace cclc;
+using namespace cclc::net;
+using namespace cclc::net::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Runs Body in N forked ranks of one job whose waits last Timeout.
+std::vector<int> forkJob(int N, std::chrono::milliseconds Timeout,
+                         const std::function<int(Bootstrap &)> &Body) {
+  std::unique_ptr<Root> R = createRoot(10s);
+  UniqueId Id = R->id();
+  return forkRanks(N, [&](int Rank) { return Body(*Bootstrap::init(Id, Rank, N, Timeout)); });
+}
+
+/// Message Seq from Src to Dst on Channel: its size varies over the whole
+/// slot, and every byte tells where it belongs.
+size_t messageBytes(int Channel, uint64_t Seq, size_t SlotBytes) {
+  return (Seq * 37 + uint64_t(Channel) * 11) % SlotBytes + 1;
+}
+std::byte pattern(int Src, int Dst, int Channel, uint64_t Seq, size_t I) {
+  return std::byte(uint64_t(Src) * 31 + uint64_t(Dst) * 17 + uint64_t(Channel) * 7 + Seq * 13 +
+                   I * 3 + (I >> 8));
+}
+
+void sendMessage(host::Outbox &Out, int Src, int Channel, uint64_t Seq) {
+  size_t Bytes = messageBytes(Channel, Seq, Out.Q.SlotBytes);
+  std::byte *Slot = Out.acquire();
+  for (size_t I = 0; I < Bytes; ++I)
+    Slot[I] = pattern(Src, Out.Peer, Channel, Seq, I);
+  Out.post(Bytes);
+}
+
+void recvMessage(host::Inbox &In, int Dst, int Channel, uint64_t Seq) {
+  size_t Bytes = messageBytes(Channel, Seq, In.Q.SlotBytes);
+  const std::byte *Slot = In.peek(Bytes);
+  for (size_t I = 0; I < Bytes; ++I)
+    require(Slot[I] == pattern(In.Peer, Dst, Channel, Seq, I),
+            "byte " + std::to_string(I) + " of message " + std::to_string(Seq) + " from rank " +
+                std::to_string(In.Peer) + " on channel " + std::to_string(Channel));
+  In.release();
+}
+
+/// The shared-memory names this process created that still exist.
+std::vector<std::string> leftoverSegments() {
+  std::string Prefix = "cclc-" + std::to_string(::getpid()) + "-";
+  std::vector<std::string> Names;
+  for (const auto &Entry : std::filesystem::directory_iterator("/dev/shm"))
+    if (Entry.path().filename().string().rfind(Prefix, 0) == 0)
+      Names.push_back(Entry.path().filename().string());
+  return Names;
+}
+
+/// Every test runs once over shared memory and once over TCP.
+class Transport : public ::testing::TestWithParam<TransportKind> {
+protected:
+  void SetUp() override { ::setenv("CCLC_TRANSPORT", transportName(GetParam()), 1); }
+  void TearDown() override { ::unsetenv("CCLC_TRANSPORT"); }
+};
+
+std::string kindName(const ::testing::TestParamInfo<TransportKind> &Info) {
+  return transportName(Info.param);
+}
+
+} // namespace
+
+TEST_P(Transport, EveryPairEveryDirectionSeveralChannels) {
+  constexpr int N = 3, Channels = 3;
+  constexpr uint64_t Messages = 300; // Many times the 4 slots, with every slot size.
+  const LinkOptions Options{4, 1024};
+  TransportKind Kind = GetParam();
+  std::vector<int> Status = forkJob(N, 10s, [&](Bootstrap &B) {
+    int Me = B.rank();
+    std::vector<Link> Links;
+    for (int Peer = 0; Peer < N; ++Peer)
+      for (int Channel = 0; Channel < Channels && Peer != Me; ++Channel)
+        Links.push_back({Peer, Channel});
+    auto C = std::make_unique<Connections>(B, Links, Links, Options);
+    for (int Peer = 0; Peer < N; ++Peer)
+      require(Peer == Me || C->transport(Peer) == Kind, "the forced transport");
+    require(leftoverSegments().empty(), "segment names removed once both sides mapped them");
+    bool Omitted = false;
+    try {
+      C->out((Me + 1) % N, Channels);
+    } catch (const NetError &) {
+      Omitted = true;
+    }
+    require(Omitted, "a link the plan omits is an error");
+
+    // One thread per channel, as executors run them: it sends message Seq
+    // to every peer, then receives message Seq from every peer.
+    std::mutex Lock;
+    std::string Error;
+    std::vector<std::thread> Threads;
+    for (int Channel = 0; Channel < Channels; ++Channel)
+      Threads.emplace_back([&, Channel] {
+        try {
+          for (uint64_t Seq = 0; Seq < Messages; ++Seq) {
+            for (int Peer = 0; Peer < N; ++Peer)
+              if (Peer != Me)
+                sendMessage(C->out(Peer, Channel), Me, Channel, Seq);
+            for (int Peer = 0; Peer < N; ++Peer)
+              if (Peer != Me)
+                recvMessage(C->in(Peer, Channel), Me, Channel, Seq);
+          }
+        } catch (const std::exception &E) {
+          std::lock_guard<std::mutex> Guard(Lock);
+          Error = E.what();
+        }
+      });
+    for (std::thread &T : Threads)
+      T.join();
+    require(Error.empty(), Error);
+
+    // Rank 0 leaves first: its goodbye must not look like a failure to the others.
+    B.barrier();
+    if (Me == 0) {
+      C.reset();
+    } else {
+      std::this_thread::sleep_for(200ms);
+      require(C->failure().empty(), "no failure after a peer left: " + C->failure());
+    }
+    B.barrier();
+    return 0;
+  });
+  for (int Rank = 0; Rank < N; ++Rank)
+    EXPECT_TRUE(exitedWith(Status[size_t(Rank)], 0)) << "rank " << Rank;
+}
+
+TEST_P(Transport, AbortReachesThePeer) {
+  TransportKind Kind = GetParam();
+  std::vector<int> Status = forkJob(2, 5s, [&](Bootstrap &B) {
+    int Me = B.rank();
+    std::vector<Link> Stream{{1 - Me, 0}}, None;
+    Connections C(B, Me == 0 ? Stream : None, Me == 0 ? None : Stream);
+    B.barrier();
+    if (Me == 0) {
+      std::this_thread::sleep_for(100ms);
+      C.abort("stopped by the test");
+      require(C.failure() == "stopped by the test", "the recorded cause");
+      return 0;
+    }
+    auto Start = std::chrono::steady_clock::now();
+    try {
+      C.in(0, 0).peek(1);
+    } catch (const host::CommError &E) {
+      require(E.status() == host::CommStatus::Aborted, std::string("aborted: ") + E.what());
+      require(std::chrono::steady_clock::now() - Start < 2s, "stopped long before the timeout");
+      std::string Cause = C.failure();
+      require(Cause.find("rank 0") != std::string::npos, "the cause names rank 0: " + Cause);
+      if (Kind == TransportKind::Shm)
+        require(Cause == "rank 0 aborted", "the shared abort word names rank 0: " + Cause);
+      return 0;
+    }
+    return 1;
+  });
+  EXPECT_TRUE(exitedWith(Status[0], 0));
+  EXPECT_TRUE(exitedWith(Status[1], 0));
+}
+
+TEST_P(Transport, DisagreeingPlansAreAnError) {
+  constexpr int Detected = 7;
+  std::vector<int> Status = forkJob(2, 5s, [](Bootstrap &B) {
+    std::vector<Link> Two{{1, 0}, {1, 1}}, One{{0, 0}}, None;
+    try {
+      if (B.rank() == 0)
+        Connections C(B, Two, None);
+      else
+        Connections C(B, None, One);
+    } catch (const NetError &E) {
+      std::string What = E.what();
+      return What.find("the ranks run different plans") != std::string::npos ? Detected : 1;
+    }
+    return 2;
+  });
+  EXPECT_TRUE(exitedWith(Status[0], Detected));
+  EXPECT_TRUE(exitedWith(Status[1], Detected));
+}
+
+INSTANTIATE_TEST_SUITE_P(Net, Transport, ::testing::Values(TransportKind::Shm, TransportKind::Tcp),
+                         kindName);
+
+namespace {
+
+enum class Victim { Sender, Receiver };
+
+class DeadPeer : public ::testing::TestWithParam<std::tuple<TransportKind, Victim>> {
+protected:
+  void SetUp() override { ::setenv("CCLC_TRANSPORT", transportName(std::get<0>(GetParam())), 1); }
+  void TearDown() override { ::unsetenv("CCLC_TRANSPORT"); }
+};
+
+std::string deadPeerName(const ::testing::TestParamInfo<std::tuple<TransportKind, Victim>> &Info) {
+  return std::string(transportName(std::get<0>(Info.param))) +
+         (std::get<1>(Info.param) == Victim::Sender ? "SenderKilled" : "ReceiverKilled");
+}
+
+} // namespace
+
+/// Rank 1 is killed in the middle of a stream; rank 0 must fail with an
+/// error within the timeout: at once over TCP, where the proxy sees the
+/// connection drop, and after the timeout over shared memory.
+TEST_P(DeadPeer, FailsWithinTheTimeout) {
+  auto [Kind, Killed] = GetParam();
+  constexpr auto Timeout = 2000ms;
+  std::vector<int> Status = forkJob(2, Timeout, [&](Bootstrap &B) {
+    int Me = B.rank();
+    bool Sends = (Me == 1) == (Killed == Victim::Sender);
+    std::vector<Link> Stream{{1 - Me, 0}}, None;
+    Connections C(B, Sends ? Stream : None, Sends ? None : Stream, LinkOptions{4, 256});
+    B.barrier();
+    if (Me == 1) {
+      for (uint64_t Seq = 0; Seq < (Sends ? 20 : 5); ++Seq)
+        Sends ? sendMessage(C.out(0, 0), 1, 0, Seq) : recvMessage(C.in(0, 0), 1, 0, Seq);
+      std::raise(SIGKILL);
+    }
+    auto Start = std::chrono::steady_clock::now();
+    try {
+      for (uint64_t Seq = 0;; ++Seq)
+        Sends ? sendMessage(C.out(1, 0), 0, 0, Seq) : recvMessage(C.in(1, 0), 0, 0, Seq);
+    } catch (const host::CommError &E) {
+      std::fprintf(stderr, "rank 0 stopped: %s (%s)\n", E.what(), C.failure().c_str());
+      require(std::chrono::steady_clock::now() - Start < Timeout + 1500ms,
+              "failed within the timeout");
+      if (Kind == TransportKind::Tcp) {
+        require(E.status() == host::CommStatus::Aborted, "the proxy aborts");
+        require(C.failure().find("rank 1") != std::string::npos, "the cause names rank 1");
+      } else {
+        require(E.status() == host::CommStatus::Timeout, "the wait times out");
+      }
+      return 0;
+    }
+  });
+  EXPECT_TRUE(exitedWith(Status[0], 0));
+  EXPECT_TRUE(killedBy(Status[1], SIGKILL));
+}
+
+INSTANTIATE_TEST_SUITE_P(Net, DeadPeer,
+                         ::testing::Combine(::testing::Values(TransportKind::Shm,
+                                                              TransportKind::Tcp),
+                                            ::testing::Values(Victim::Sender, Victim::Receiver)),
+                         deadPeerName);
