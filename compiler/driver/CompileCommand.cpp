@@ -43,7 +43,7 @@ struct CompileOptions {
   /// Print the cost model's predictions and compare with the library.
   bool Explain = false;
   /// Where --explain finds the library algorithms to compare with.
-  std::string Algorithms = CCLC_ALGORITHMS_DIR;
+  std::string Algorithms = defaultAlgorithmsDir();
 };
 
 /// --explain: the cost model's table for S, then S against the library's

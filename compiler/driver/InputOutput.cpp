@@ -8,6 +8,7 @@
 #include "compiler/schedule/ScheduleText.h"
 #include "dsl/Assert.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -63,5 +64,15 @@ bool emitSchedule(const sched::Schedule &S, const std::string &Format,
 }
 
 std::string generatorName() { return std::string("cclc ") + CCLC_VERSION; }
+
+std::string defaultAlgorithmsDir() {
+  namespace fs = std::filesystem;
+  std::error_code Error;
+  fs::path Exe = fs::read_symlink("/proc/self/exe", Error);
+  fs::path Installed = Exe.parent_path() / CCLC_ALGORITHMS_FROM_BINDIR;
+  if (!Error && fs::is_directory(Installed, Error))
+    return Installed.lexically_normal().string();
+  return CCLC_SOURCE_ALGORITHMS_DIR;
+}
 
 } // namespace cclc::driver

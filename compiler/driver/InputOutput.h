@@ -43,4 +43,8 @@ bool emitSchedule(const sched::Schedule &S, const std::string &Format,
 /// "cclc 0.1.0", recorded in the files cclc writes.
 std::string generatorName();
 
+/// The algorithm library installed beside this executable, or else the
+/// source tree's, so a build tree and any install prefix find their own.
+std::string defaultAlgorithmsDir();
+
 } // namespace cclc::driver

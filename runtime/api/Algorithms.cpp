@@ -1,5 +1,6 @@
 //===- Algorithms.cpp - Loaded algorithms and the choice per call ---------===//
 
+#include "compiler/cost/Explain.h"
 #include "runtime/api/Algorithms.h"
 #include "runtime/api/Environment.h"
 #include "runtime/api/Types.h"
@@ -23,7 +24,7 @@ const char *executorName(Algorithm::Executor Kind) {
 
 /// "allreduce of 4 KiB (f32, sum)", "broadcast of 8 B (u8, root 2)".
 std::string describeCall(const Request &R) {
-  return std::string(dsl::collectiveName(R.Collective)) + " of " + formatBytes(R.bytes()) + " (" +
+  return std::string(dsl::collectiveName(R.Collective)) + " of " + cost::formatBytes(R.bytes()) + " (" +
          std::string(typeName(R.Type)) +
          (reduces(R.Collective) ? ", " + std::string(opName(R.Op)) : "") +
          (hasRoot(R.Collective) ? ", root " + std::to_string(R.Root) : "") + ")";
@@ -32,16 +33,6 @@ std::string describeCall(const Request &R) {
 } // namespace
 
 uint64_t Request::bytes() const { return uint64_t(Count) * exec::dtypeBytes(Type); }
-
-std::string formatBytes(uint64_t Bytes) {
-  static const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  size_t Unit = 0;
-  while (Unit + 1 < std::size(Units) && Bytes >= 1024 && Bytes % 1024 == 0) {
-    Bytes /= 1024;
-    ++Unit;
-  }
-  return std::to_string(Bytes) + " " + Units[Unit];
-}
 
 bool Algorithm::holds(uint64_t Bytes) const {
   return Bytes >= MinBytes && (!MaxBytes || Bytes <= *MaxBytes);
@@ -73,8 +64,8 @@ void Algorithm::run(const Request &R, const host::KernelArgs &Args, int Channel)
 }
 
 std::string Algorithm::describe() const {
-  std::string Window = MaxBytes ? formatBytes(MinBytes) + ".." + formatBytes(*MaxBytes)
-                                : formatBytes(MinBytes) + " and up";
+  std::string Window = MaxBytes ? cost::formatBytes(MinBytes) + ".." + cost::formatBytes(*MaxBytes)
+                                : cost::formatBytes(MinBytes) + " and up";
   return Name + " (" + Origin + ", " + executorName(Kind) + ", " +
          std::to_string(Shape.Grid.NChannels) + " channel" +
          (Shape.Grid.NChannels == 1 ? "" : "s") + ", sizes " + Window + ")";

@@ -111,7 +111,4 @@ private:
   std::set<std::tuple<dsl::CollectiveKind, std::string, Algorithm::Executor>> Logged;
 };
 
-/// "4 KiB", "1 MiB", "17 B": sizes as logs print them.
-std::string formatBytes(uint64_t Bytes);
-
 } // namespace cclc::runtime

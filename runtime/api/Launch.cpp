@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/cost/Explain.h"
 #include "runtime/api/Comm.h"
 #include "runtime/api/Status.h"
 #include "runtime/api/Types.h"
@@ -134,7 +135,7 @@ void Communicator::fail(const Request &R, const Algorithm *A,
       Cause = E;
   Classified C = classify(Cause);
   std::string Heard = Links.failure();
-  Failure = std::string(dsl::collectiveName(R.Collective)) + " of " + formatBytes(R.bytes()) +
+  Failure = std::string(dsl::collectiveName(R.Collective)) + " of " + cost::formatBytes(R.bytes()) +
             (A ? " with " + A->Name : "") + " failed on rank " + std::to_string(Rank) + ": " +
             C.Message;
   if (!Heard.empty() && C.Message.find(Heard) == std::string::npos &&

@@ -1,7 +1,9 @@
 //===- LocalRanks.cpp - A job of forked ranks on this host ----------------===//
 
 #include "runtime/perf/LocalRanks.h"
+
 #include "runtime/api/Environment.h"
+#include "runtime/net/Children.h"
 
 #include <cerrno>
 #include <csignal>
@@ -102,33 +104,7 @@ std::vector<int> runLocalRanks(int NRanks, const RankBody &Body, std::chrono::mi
     ::close(Fd);
   }
 
-  std::vector<int> Status(size_t(NRanks), -1);
-  if (Limit.count() == 0) {
-    for (size_t I = 0; I < Pids.size(); ++I)
-      while (::waitpid(Pids[I], &Status[I], 0) < 0 && errno == EINTR) {
-      }
-    return Status;
-  }
-  std::vector<bool> Done(size_t(NRanks), false);
-  auto Deadline = std::chrono::steady_clock::now() + Limit;
-  for (int Left = NRanks; Left > 0;) {
-    for (size_t I = 0; I < Pids.size(); ++I)
-      if (!Done[I] && ::waitpid(Pids[I], &Status[I], WNOHANG) == Pids[I]) {
-        Done[I] = true;
-        --Left;
-      }
-    if (Left && std::chrono::steady_clock::now() > Deadline) {
-      for (size_t I = 0; I < Pids.size(); ++I)
-        if (!Done[I]) {
-          ::kill(Pids[I], SIGKILL);
-          ::waitpid(Pids[I], nullptr, 0);
-          Status[I] = -1;
-        }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return Status;
+  return net::waitForChildren(Pids, Limit);
 }
 
 std::string describeStatus(int Status) {

@@ -2,20 +2,9 @@
 
 #include "runtime/perf/Report.h"
 
-namespace cclc::perf {
+#include "compiler/cost/CostModel.h"
 
-double busBandwidthFactor(dsl::CollectiveKind Collective, int NRanks) {
-  double N = NRanks;
-  switch (Collective) {
-  case dsl::CollectiveKind::AllReduce: return 2 * (N - 1) / N;
-  case dsl::CollectiveKind::AllGather:
-  case dsl::CollectiveKind::ReduceScatter:
-  case dsl::CollectiveKind::AllToAll: return (N - 1) / N;
-  case dsl::CollectiveKind::Broadcast:
-  case dsl::CollectiveKind::Reduce: return 1;
-  }
-  return 1;
-}
+namespace cclc::perf {
 
 void Report::header(const std::vector<RankInfo> &Ranks) {
   bool Factor = Opts.StepFactor > 1;
@@ -68,7 +57,7 @@ void Report::row(dsl::CollectiveKind Collective, int NRanks, uint64_t Bytes, uin
                  const Measurement &InPlace) {
   std::fprintf(Out, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(Bytes),
                static_cast<unsigned long long>(Count), typeLabel(Type), OpLabel, Root);
-  double Factor = busBandwidthFactor(Collective, NRanks);
+  double Factor = cost::busBwFactor(Collective, NRanks);
   cell(double(Bytes), Factor, OutOfPlace);
   cell(double(Bytes), Factor, InPlace);
   std::fprintf(Out, "\n");

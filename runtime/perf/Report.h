@@ -24,10 +24,6 @@ struct RankInfo {
   std::string Host;
 };
 
-/// nccl-tests' factor from algorithm to bus bandwidth: the share of the
-/// data each rank must send over its busiest link, relative to one copy.
-double busBandwidthFactor(dsl::CollectiveKind Collective, int NRanks);
-
 /// One measurement: out-of-place or in-place.
 struct Measurement {
   double Seconds = 0;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/net/Children.h"
 #include "runtime/net/Socket.h"
 
 #include <chrono>
@@ -54,27 +55,7 @@ inline std::vector<int> forkRanks(int NRanks, const std::function<int(int)> &Bod
     }
     Pids.push_back(Pid);
   }
-  std::vector<int> Status(size_t(NRanks), -1);
-  std::vector<bool> Done(size_t(NRanks), false);
-  auto Deadline = std::chrono::steady_clock::now() + Limit;
-  for (int Left = NRanks; Left > 0;) {
-    for (size_t I = 0; I < Pids.size(); ++I)
-      if (!Done[I] && ::waitpid(Pids[I], &Status[I], WNOHANG) == Pids[I]) {
-        Done[I] = true;
-        --Left;
-      }
-    if (Left && std::chrono::steady_clock::now() > Deadline) {
-      for (size_t I = 0; I < Pids.size(); ++I)
-        if (!Done[I]) {
-          ::kill(Pids[I], SIGKILL);
-          ::waitpid(Pids[I], nullptr, 0);
-          Status[I] = -1;
-        }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return Status;
+  return waitForChildren(Pids, Limit);
 }
 
 inline bool exitedWith(int Status, int Code) {
