@@ -50,8 +50,8 @@ bool fitsEverywhere(const IndexExpr &E, const FitDomain &D, const std::vector<in
 /// the first point; each candidate is then checked everywhere.
 std::optional<IndexExpr> fitAffine(const FitDomain &D, const std::vector<Numbering> &Nums,
                                    uint8_t Var, const std::vector<int32_t> &Values, int64_t M) {
-  if (M <= 0 || std::any_of(Values.begin(), Values.end(),
-                            [M](int32_t V) { return V < 0 || V >= M; }))
+  if (M <= 0 ||
+      std::any_of(Values.begin(), Values.end(), [M](int32_t V) { return V < 0 || V >= M; }))
     return std::nullopt;
   std::vector<int32_t> X = rankValues(D, Nums, Var);
   auto Value = [&](size_t R, int32_t S) { return int64_t(Values[R * D.Steps + S]); };
@@ -154,8 +154,9 @@ std::optional<IndexExpr> fitBits(const FitDomain &D, const std::vector<Numbering
 /// Operators in E's text: what "simplest" means when several forms fit.
 size_t complexity(const IndexExpr &E, const FitDomain &D, const std::vector<Numbering> &Nums) {
   std::string Text = printIndex(E, D, std::nullopt, Nums, false);
-  return std::count_if(Text.begin(), Text.end(),
-                       [](char C) { return std::string_view("+-*%^&<>[").find(C) != std::string_view::npos; });
+  return std::count_if(Text.begin(), Text.end(), [](char C) {
+    return std::string_view("+-*%^&<>[").find(C) != std::string_view::npos;
+  });
 }
 
 /// The steps an expression is printed for: one, or all of the run.
@@ -214,9 +215,9 @@ std::string printBits(const IndexExpr &E, const FitDomain &D, std::optional<int3
   }
   std::string XorPart;
   if (Xor)
-    XorPart = Shift == 0 ? std::to_string(Xor)
-                         : "(" + std::to_string(Xor) + (Shift > 0 ? " << " : " >> ") +
-                               StepVariable + ")";
+    XorPart = Shift == 0
+                  ? std::to_string(Xor)
+                  : "(" + std::to_string(Xor) + (Shift > 0 ? " << " : " >> ") + StepVariable + ")";
   bool WholeRank = std::all_of(X.begin(), X.end(),
                                [&](int32_t V) { return (uint32_t(V) & E.Mask) == uint32_t(V); });
   std::string RankPart;
@@ -251,9 +252,7 @@ int64_t evaluateIndex(const IndexExpr &E, const FitDomain &D, size_t R, int32_t 
   int64_t X = Nums[E.Var].Of[D.Ranks[R]];
   int64_t V = 0;
   switch (E.Kind) {
-  case IndexExpr::Form::Constant:
-    V = E.C;
-    break;
+  case IndexExpr::Form::Constant: V = E.C; break;
   case IndexExpr::Form::Affine:
     V = E.A * X + E.B * S + E.C;
     if (E.M)
@@ -300,9 +299,9 @@ std::optional<IndexExpr> fitIndex(const FitDomain &D, const std::vector<int32_t>
   for (size_t Var = 0; Var < Nums.size(); ++Var) {
     TryForms(uint8_t(Var), false, Values);
     const std::vector<int32_t> &Of = Nums[Var].Of;
-    if (Nums[Var].Back.empty() ||
-        std::any_of(Values.begin(), Values.end(),
-                    [&](int32_t V) { return V < 0 || V >= int32_t(Of.size()); }))
+    if (Nums[Var].Back.empty() || std::any_of(Values.begin(), Values.end(), [&](int32_t V) {
+          return V < 0 || V >= int32_t(Of.size());
+        }))
       continue;
     std::vector<int32_t> Numbers;
     for (int32_t V : Values)

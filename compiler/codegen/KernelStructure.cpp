@@ -196,7 +196,8 @@ std::vector<Numbering> numberings(const sched::Schedule &S, int32_t Program,
   Nums[0].Var = "Rank";
   for (int32_t R = 0; R < S.NRanks; ++R)
     Nums[0].Of.push_back(R);
-  Numbering Logical{"L", "LogicalRank", "Remap", {}, S.Remap, "the rank the algorithm calls `rank`"};
+  Numbering Logical{"L", "LogicalRank", "Remap",
+                    {},  S.Remap,       "the rank the algorithm calls `rank`"};
   for (const sched::RankProgram &RP : S.Ranks)
     Logical.Of.push_back(RP.LogicalRank);
   if (Logical.Of != Nums[0].Of)
@@ -211,8 +212,8 @@ std::vector<Numbering> numberings(const sched::Schedule &S, int32_t Program,
                        " sends around"};
     for (int32_t P = 0; P < S.NRanks; ++P)
       Ring.Of[(*Order)[P]] = P;
-    bool Known = std::any_of(Nums.begin(), Nums.end(),
-                             [&](const Numbering &N) { return N.Of == Ring.Of; });
+    bool Known =
+        std::any_of(Nums.begin(), Nums.end(), [&](const Numbering &N) { return N.Of == Ring.Of; });
     if (!Known)
       Nums.push_back(std::move(Ring));
   }
@@ -303,9 +304,10 @@ private:
     for (size_t I = 0; I < Class.Ranks.size(); ++I)
       std::copy_n(Values.begin() + I * Steps, Width,
                   Table.Values.begin() + size_t(Class.Ranks[I]) * Width);
-    auto Same = std::find_if(Program.Tables.begin(), Program.Tables.end(), [&](const IndexTable &T) {
-      return T.Steps == Table.Steps && T.Values == Table.Values;
-    });
+    auto Same =
+        std::find_if(Program.Tables.begin(), Program.Tables.end(), [&](const IndexTable &T) {
+          return T.Steps == Table.Steps && T.Values == Table.Values;
+        });
     if (Same != Program.Tables.end()) {
       Same->Shared = true;
       return int32_t(Same - Program.Tables.begin());
@@ -334,8 +336,7 @@ private:
       int32_t Length = Good;
       if (Good == 0) {
         Length = 1;
-        while (Begin + Length < End &&
-               !(Begin + Length + 1 < End && fits(Begin + Length, 2)))
+        while (Begin + Length < End && !(Begin + Length + 1 < End && fits(Begin + Length, 2)))
           ++Length;
       }
       Runs.push_back(*fit(Begin, Length, true));

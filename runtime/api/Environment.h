@@ -4,7 +4,8 @@
 //                    transport setup, every wait of a collective) before it
 //                    fails; default 60000.
 //   CCLC_DEBUG       INFO logs every algorithm choice; WARN (the default)
-//                    only fallbacks and failures.
+//                    only fallbacks to the library's ring. Failures are
+//                    returned as statuses, with cclcGetLastError's message.
 //
 // The launcher, transport and socket settings (CCLC_TRANSPORT,
 // CCLC_SOCKET_IFNAME, CCLC_ROOT_ADDR, ...) are read where they are used.

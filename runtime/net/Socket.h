@@ -57,7 +57,8 @@ union SocketAddress {
 /// The interface the runtime's sockets bind to, chosen as NCCL does:
 /// CCLC_SOCKET_IFNAME when set (comma-separated name prefixes; a leading '^'
 /// excludes the listed ones, a leading '=' asks for exact names), else the
-/// first interface that is up and neither loopback nor docker, else loopback.
+/// first interface that is up and neither loopback nor docker, else a docker
+/// bridge, else loopback.
 /// CCLC_SOCKET_FAMILY=AF_INET or AF_INET6 restricts the address family.
 struct Interface {
   std::string Name;

@@ -76,20 +76,15 @@ public:
   }
 
 private:
-  /// Every rank's pid and host, for the header: each rank fills its own entry
-  /// of a zeroed table and a byte-wise sum over the ranks assembles it, so the
-  /// header needs no collective besides the allreduce the timings use.
+  /// Every rank's pid and host, for the header: an allgather of bytes.
   std::vector<RankInfo> gatherRanks() {
     struct Entry {
       int32_t Pid;
       char Host[60];
-    };
-    std::vector<Entry> Mine(static_cast<size_t>(NRanks)), All(static_cast<size_t>(NRanks));
-    std::memset(Mine.data(), 0, Mine.size() * sizeof(Entry));
-    Mine[size_t(Rank)].Pid = int32_t(::getpid());
-    ::gethostname(Mine[size_t(Rank)].Host, sizeof Mine[size_t(Rank)].Host - 1);
-    check(cclcAllReduce(Mine.data(), All.data(), Mine.size() * sizeof(Entry), cclcUint8, cclcSum,
-                        Comm, nullptr),
+    } Mine{int32_t(::getpid()), {}};
+    ::gethostname(Mine.Host, sizeof Mine.Host - 1);
+    std::vector<Entry> All(static_cast<size_t>(NRanks));
+    check(cclcAllGather(&Mine, All.data(), sizeof Mine, cclcUint8, Comm, nullptr),
           "gathering the ranks' hosts");
     std::vector<RankInfo> Ranks;
     for (const Entry &E : All)

@@ -44,7 +44,8 @@ struct Options {
 };
 
 /// Parses Args (without the program name). Nullopt after printing the
-/// problem (or the usage, for -h) to stderr; Exit is then the exit code.
+/// problem to stderr (or the usage to stdout, for -h); Exit is then the exit
+/// code.
 std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &Exit);
 
 /// nccl-tests' names: "float", "half", "bfloat16", "int8", ...

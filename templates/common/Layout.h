@@ -12,14 +12,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "common/HostDevice.h"
+
 #include <cstddef>
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#define CCLC_HD __host__ __device__
-#else
-#define CCLC_HD
-#endif
 
 namespace cclc::kern {
 

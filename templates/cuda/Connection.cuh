@@ -5,7 +5,7 @@
 // both sides reach (device memory mapped into the peer over CUDA IPC, or
 // mapped pinned host memory that a network proxy drains). The sender
 // advances Tail after filling a slot; the receiver advances Head after
-// consuming one. The memory layout is host Fifo's, so host code (a proxy
+// consuming one. The memory layout is common/Fifo.h's, so host code (a proxy
 // thread using host::Outbox, or the runtime initialising a FIFO) and device
 // code share one FIFO.
 //
@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "common/Fifo.h"
 #include "cuda/Device.cuh"
 
 #include <cstddef>
@@ -63,18 +64,18 @@ __device__ __forceinline__ uint64_t loadAcquire(const uint64_t *P) {
   asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(V) : "l"(P) : "memory");
   return V;
 }
-__device__ __forceinline__ uint64_t loadRelaxed(const uint64_t *P) {
-  uint64_t V;
-  asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(V) : "l"(P) : "memory");
+/// Loads a counter (64 bits) or the abort flag (32 bits).
+template <class T> __device__ __forceinline__ T loadRelaxed(const T *P) {
+  static_assert(sizeof(T) == 8 || sizeof(T) == 4, "a counter or the abort flag");
+  T V;
+  if constexpr (sizeof(T) == 8)
+    asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(V) : "l"(P) : "memory");
+  else
+    asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(V) : "l"(P) : "memory");
   return V;
 }
 __device__ __forceinline__ void storeRelease(uint64_t *P, uint64_t V) {
   asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(P), "l"(V) : "memory");
-}
-__device__ __forceinline__ uint32_t loadRelaxed(const uint32_t *P) {
-  uint32_t V;
-  asm volatile("ld.relaxed.sys.u32 %0, [%1];" : "=r"(V) : "l"(P) : "memory");
-  return V;
 }
 __device__ __forceinline__ void storeRelaxed(uint32_t *P, uint32_t V) {
   asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(P), "r"(V) : "memory");
@@ -209,41 +210,12 @@ struct FifoHeader {
   alignas(64) uint64_t Tail; ///< Messages posted by the sender.
   alignas(64) uint64_t Head; ///< Messages consumed by the receiver.
 };
-static_assert(sizeof(FifoHeader) == 128, "host and device FIFOs share one layout");
 
-/// A view of one FIFO laid out in a block of memory:
-/// [FifoHeader][uint64_t Sizes[NumSlots]][padding][slots].
-/// A FIFO starts empty when its first slotsOffset(NumSlots) bytes are zero;
-/// host code zeroes them (cudaMemset, or memset for host memory) before
-/// either side uses it.
-struct Fifo {
-  FifoHeader *Header = nullptr;
-  uint64_t *Sizes = nullptr;
-  std::byte *Slots = nullptr;
-  uint32_t NumSlots = 0;
-  size_t SlotBytes = 0;
-
-  __host__ __device__ static size_t slotsOffset(uint32_t NumSlots) {
-    size_t Off = sizeof(FifoHeader) + NumSlots * sizeof(uint64_t);
-    return (Off + 63) / 64 * 64;
-  }
-  __host__ __device__ static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
-    return slotsOffset(NumSlots) + NumSlots * SlotBytes;
-  }
-  /// Views Mem (64-byte aligned, bytesFor bytes, as the device addresses it).
-  __host__ __device__ static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes) {
-    Fifo F;
-    F.Header = static_cast<FifoHeader *>(Mem);
-    F.Sizes = reinterpret_cast<uint64_t *>(static_cast<std::byte *>(Mem) + sizeof(FifoHeader));
-    F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(NumSlots);
-    F.NumSlots = NumSlots;
-    F.SlotBytes = SlotBytes;
-    return F;
-  }
-  __device__ std::byte *slot(uint64_t Counter) const {
-    return Slots + (Counter % NumSlots) * SlotBytes;
-  }
-};
+/// A view of one FIFO laid out in a block of memory (common/Fifo.h). A FIFO
+/// starts empty when its first slotsOffset(NumSlots) bytes are zero; host
+/// code zeroes them (cudaMemset, or memset for host memory) before either
+/// side uses it.
+using Fifo = kern::FifoView<FifoHeader>;
 
 /// The sending end of a FIFO. Every thread of the block calls its members.
 struct Outbox {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "common/KernelTypes.h"
 #include "common/Layout.h"
 #include "cuda/Primitives.cuh"
 
@@ -40,16 +41,7 @@ struct Links {
 };
 
 /// One rank's launch of a kernel. Pointers are device addresses.
-struct KernelArgs {
-  int Rank = 0;
-  const void *Input = nullptr;
-  void *Output = nullptr;
-  /// KernelInfo::ScratchUnits * Count elements, or null when it needs none.
-  void *Scratch = nullptr;
-  /// The collective's per-rank element count.
-  size_t Count = 0;
-  /// Must equal every peer's; bounds one message.
-  size_t SlotBytes = 0;
+struct KernelArgs : kern::CallArgs {
   Links Net;
   /// Raised (nonzero) by the runtime or a failing rank to stop the kernel;
   /// mapped memory, may be null.
@@ -61,10 +53,10 @@ struct KernelArgs {
   uint64_t TimeoutNs = 30'000'000'000;
 };
 
-/// Element types and operators a kernel can be instantiated for; the values
-/// are host/Kernel.h's, so the runtime names both kinds of kernel alike.
-enum class DType : uint8_t { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
-enum class RedOp : uint8_t { Sum, Prod, Min, Max };
+/// Element types and operators a kernel can be instantiated for; host
+/// kernels use the same, so the runtime names both kinds of kernel alike.
+using kern::DType;
+using kern::RedOp;
 
 using KernelFn = void (*)(KernelArgs Args);
 

@@ -31,8 +31,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "common/Layout.h"
 #include "common/Primitive.h"
+#include "common/Slice.h"
 #include "cuda/Connection.cuh"
 #include "cuda/Types.cuh"
 
@@ -41,63 +41,9 @@
 
 namespace cclc::cuda {
 
-/// Chunks [Chunk, Chunk + Count) of a buffer of Units units, in one round.
-template <class T> struct Slice {
-  T *Base = nullptr;
-  const kern::Layout *Grid = nullptr;
-  int32_t Units = 1;
-  int32_t Chunk = 0;
-  int32_t Count = 0;
-
-  __device__ size_t elems() const { return Grid->sliceElems(Units, Chunk, Count); }
-  __device__ size_t bytes() const { return elems() * sizeof(T); }
-  /// Calls Fn(pointer, elements) for each contiguous run, in chunk order.
-  template <class F> __device__ void forEachRun(F &&Fn) const {
-    T *RunPtr = nullptr;
-    size_t RunElems = 0;
-    for (int32_t I = 0; I < Count; ++I) {
-      kern::Segment S = Grid->chunk(Units, Chunk + I);
-      if (RunPtr && RunPtr + RunElems == Base + S.Begin) {
-        RunElems += S.Elems;
-        continue;
-      }
-      if (RunElems)
-        Fn(RunPtr, RunElems);
-      RunPtr = Base + S.Begin;
-      RunElems = S.Elems;
-    }
-    if (RunElems)
-      Fn(RunPtr, RunElems);
-  }
-};
-
-/// Walks two slices of equal size together, calling Fn(a, b, elements) on
-/// the runs they share.
-template <class A, class B, class F>
-__device__ void zipRuns(const Slice<A> &X, const Slice<B> &Y, F &&Fn) {
-  // Slices have few runs; walk X's runs and cut Y's to match.
-  B *YPtr = nullptr;
-  size_t YLeft = 0;
-  int32_t YChunk = 0;
-  auto NextY = [&] {
-    while (YLeft == 0 && YChunk < Y.Count) {
-      kern::Segment S = Y.Grid->chunk(Y.Units, Y.Chunk + YChunk++);
-      YPtr = Y.Base + S.Begin;
-      YLeft = S.Elems;
-    }
-  };
-  X.forEachRun([&](A *XPtr, size_t XElems) {
-    while (XElems) {
-      NextY();
-      size_t N = XElems < YLeft ? XElems : YLeft;
-      Fn(XPtr, YPtr, N);
-      XPtr += N;
-      XElems -= N;
-      YPtr += N;
-      YLeft -= N;
-    }
-  });
-}
+/// The slices the primitives move, and their walks (common/Slice.h).
+using kern::Slice;
+using kern::zipRuns;
 
 //===----------------------------------------------------------------------===//
 // Striped element loops
@@ -151,32 +97,44 @@ template <class T, class Op> __device__ __forceinline__ uint4 reducePack(uint4 A
   return A;
 }
 
-/// Dst[i] = Src[i]; when Also is set, also Also[i] = Src[i], reading Src
-/// once. By the whole block.
-template <class T>
-__device__ __noinline__ void copyElems(const T *__restrict__ Src, T *__restrict__ Dst,
-                                       T *__restrict__ Also, size_t N) {
+/// Dst[i] = Elem(i) for i in [0, N), and Also[i] too unless Also is null, by
+/// the whole block. Where Src, Dst and Also are equally misaligned, the
+/// middle goes by vectors: vector K of the result is Pack(From, Into, K),
+/// From and Into being Src's and Dst's vectors there.
+template <class T, class E, class P>
+__device__ __forceinline__ void stripeElems(const T *__restrict__ Src, T *__restrict__ Dst,
+                                            T *__restrict__ Also, size_t N, E &&Elem, P &&Pack) {
   uintptr_t First = uintptr_t(Src);
   PackSplit S =
       splitPacks<T>(N, First, (First ^ uintptr_t(Dst)) | (Also ? First ^ uintptr_t(Also) : 0));
   auto One = [&](size_t I) {
-    T V = Src[I];
+    T V = Elem(I);
     Dst[I] = V;
     if (Also)
       Also[I] = V;
   };
   forEachStriped(0, S.Head, One);
   const uint4 *From = reinterpret_cast<const uint4 *>(Src + S.Head);
-  uint4 *To = reinterpret_cast<uint4 *>(Dst + S.Head);
+  uint4 *Into = reinterpret_cast<uint4 *>(Dst + S.Head);
   uint4 *Copy = Also ? reinterpret_cast<uint4 *>(Also + S.Head) : nullptr;
 #pragma unroll 4
   for (size_t K = threadIdx.x; K < S.Packs; K += blockDim.x) {
-    uint4 V = From[K];
-    To[K] = V;
+    uint4 V = Pack(From, Into, K);
+    Into[K] = V;
     if (Copy)
       Copy[K] = V;
   }
   forEachStriped(S.Head + S.Packs * PackElems<T>, N, One);
+}
+
+/// Dst[i] = Src[i]; when Also is set, also Also[i] = Src[i], reading Src
+/// once. By the whole block.
+template <class T>
+__device__ __noinline__ void copyElems(const T *__restrict__ Src, T *__restrict__ Dst,
+                                       T *__restrict__ Also, size_t N) {
+  stripeElems(
+      Src, Dst, Also, N, [&](size_t I) { return Src[I]; },
+      [](const uint4 *From, const uint4 *, size_t K) { return From[K]; });
 }
 
 /// Acc[i] = Op(Acc[i], Src[i]); when Out is set, also Out[i] = the result.
@@ -184,38 +142,12 @@ __device__ __noinline__ void copyElems(const T *__restrict__ Src, T *__restrict_
 template <class T, class Op>
 __device__ __noinline__ void reduceElems(const T *__restrict__ Src, T *__restrict__ Acc,
                                          T *__restrict__ Out, size_t N) {
-  uintptr_t First = uintptr_t(Src);
-  PackSplit S =
-      splitPacks<T>(N, First, (First ^ uintptr_t(Acc)) | (Out ? First ^ uintptr_t(Out) : 0));
   Op Fn;
-  auto One = [&](size_t I) {
-    T R = Fn(Acc[I], Src[I]);
-    Acc[I] = R;
-    if (Out)
-      Out[I] = R;
-  };
-  forEachStriped(0, S.Head, One);
-  const uint4 *From = reinterpret_cast<const uint4 *>(Src + S.Head);
-  uint4 *Into = reinterpret_cast<uint4 *>(Acc + S.Head);
-  uint4 *Copy = Out ? reinterpret_cast<uint4 *>(Out + S.Head) : nullptr;
-#pragma unroll 4
-  for (size_t K = threadIdx.x; K < S.Packs; K += blockDim.x) {
-    uint4 R = reducePack<T, Op>(Into[K], From[K]);
-    Into[K] = R;
-    if (Copy)
-      Copy[K] = R;
-  }
-  forEachStriped(S.Head + S.Packs * PackElems<T>, N, One);
-}
-
-/// Copies Src's runs one after another into Slot; returns the bytes written.
-template <class T> __device__ size_t packSlot(const Slice<const T> &Src, std::byte *Slot) {
-  size_t Off = 0;
-  Src.forEachRun([&](const T *P, size_t N) {
-    copyElems<T>(P, reinterpret_cast<T *>(Slot + Off), nullptr, N);
-    Off += N * sizeof(T);
-  });
-  return Off;
+  stripeElems(
+      Src, Acc, Out, N, [&](size_t I) { return Fn(Acc[I], Src[I]); },
+      [](const uint4 *From, const uint4 *Into, size_t K) {
+        return reducePack<T, Op>(Into[K], From[K]);
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -226,40 +158,24 @@ template <class T> __device__ size_t packSlot(const Slice<const T> &Src, std::by
 template <class T, class Op>
 CCLC_PRIMITIVE("send", "send")
 __device__ void send(Outbox &Out, Slice<const T> Src) {
-  std::byte *Slot = Out.acquire();
-  if (!Slot)
-    return;
-  Out.post(packSlot(Src, Slot));
+  kern::sendRuns(Out, Src,
+                 [](const T *P, T *Part, size_t N) { copyElems<T>(P, Part, nullptr, N); });
 }
 
 /// Receives the next message of In into Dst.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv", "recv")
 __device__ void recv(Inbox &In, Slice<T> Dst) {
-  const std::byte *Slot = In.peek(Dst.bytes());
-  if (!Slot)
-    return;
-  size_t Off = 0;
-  Dst.forEachRun([&](T *P, size_t N) {
-    copyElems<T>(reinterpret_cast<const T *>(Slot + Off), P, nullptr, N);
-    Off += N * sizeof(T);
-  });
-  In.release();
+  kern::receiveRuns(In, Dst,
+                    [](const T *Part, T *P, size_t N) { copyElems<T>(Part, P, nullptr, N); });
 }
 
 /// Combines the next message of In into Acc.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce", "recv_reduce")
 __device__ void recvReduce(Inbox &In, Slice<T> Acc) {
-  const std::byte *Slot = In.peek(Acc.bytes());
-  if (!Slot)
-    return;
-  size_t Off = 0;
-  Acc.forEachRun([&](T *P, size_t N) {
-    reduceElems<T, Op>(reinterpret_cast<const T *>(Slot + Off), P, nullptr, N);
-    Off += N * sizeof(T);
-  });
-  In.release();
+  kern::receiveRuns(In, Acc,
+                    [](const T *Part, T *P, size_t N) { reduceElems<T, Op>(Part, P, nullptr, N); });
 }
 
 /// Dst = Src locally.
@@ -283,20 +199,8 @@ __device__ void reduce(Slice<const T> Src, Slice<T> Acc) {
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce_send", "recv_reduce_send")
 __device__ void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
-  const std::byte *From = In.peek(Acc.bytes());
-  if (!From)
-    return;
-  std::byte *To = Out.acquire();
-  if (!To)
-    return;
-  size_t Off = 0;
-  Acc.forEachRun([&](T *P, size_t N) {
-    reduceElems<T, Op>(reinterpret_cast<const T *>(From + Off), P, reinterpret_cast<T *>(To + Off),
-                       N);
-    Off += N * sizeof(T);
-  });
-  In.release();
-  Out.post(Off);
+  kern::relayRuns(In, Out, Acc,
+                  [](const T *Part, T *P, T *To, size_t N) { reduceElems<T, Op>(Part, P, To, N); });
 }
 
 /// Receives the next message of In into Dst and forwards it to Out, in one
@@ -304,48 +208,36 @@ __device__ void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_copy_send", "recv_copy_send")
 __device__ void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-  const std::byte *From = In.peek(Dst.bytes());
-  if (!From)
-    return;
-  std::byte *To = Out.acquire();
-  if (!To)
-    return;
-  size_t Off = 0;
-  Dst.forEachRun([&](T *P, size_t N) {
-    copyElems(reinterpret_cast<const T *>(From + Off), P, reinterpret_cast<T *>(To + Off), N);
-    Off += N * sizeof(T);
-  });
-  In.release();
-  Out.post(Off);
+  kern::relayRuns(In, Out, Dst,
+                  [](const T *Part, T *P, T *To, size_t N) { copyElems(Part, P, To, N); });
 }
 
-/// Sends Src to Out while receiving In's next message into Dst, in whichever
+/// Sends Src to Out and runs Receive() on In's next message, in whichever
 /// order the peers allow, so two ranks exchanging never wait on each other.
-template <class T, class Op>
-CCLC_PRIMITIVE("exchange", "exchange")
-__device__ void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+template <class T, class Op, class R>
+__device__ void sendAndReceive(Outbox &Out, Inbox &In, Slice<const T> Src, R &&Receive) {
   uint32_t Turn = waitEither(Out, In);
   if (Turn == SendFirst) {
     send<T, Op>(Out, Src);
-    recv<T, Op>(In, Dst);
+    Receive();
   } else if (Turn == ReceiveFirst) {
-    recv<T, Op>(In, Dst);
+    Receive();
     send<T, Op>(Out, Src);
   }
+}
+
+/// Sends Src to Out while receiving In's next message into Dst.
+template <class T, class Op>
+CCLC_PRIMITIVE("exchange", "exchange")
+__device__ void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  sendAndReceive<T, Op>(Out, In, Src, [&] { recv<T, Op>(In, Dst); });
 }
 
 /// Sends Src to Out while combining In's next message into Acc.
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange_reduce", "exchange_reduce")
 __device__ void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
-  uint32_t Turn = waitEither(Out, In);
-  if (Turn == SendFirst) {
-    send<T, Op>(Out, Src);
-    recvReduce<T, Op>(In, Acc);
-  } else if (Turn == ReceiveFirst) {
-    recvReduce<T, Op>(In, Acc);
-    send<T, Op>(Out, Src);
-  }
+  sendAndReceive<T, Op>(Out, In, Src, [&] { recvReduce<T, Op>(In, Acc); });
 }
 
 } // namespace cclc::cuda

@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "common/Fifo.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -71,39 +73,20 @@ struct Waiter {
   }
 };
 
-/// The shared part of a FIFO: the counters, on cache lines of their own, then
-/// the size of the message in each slot.
+/// The shared part of a FIFO: the counters, on cache lines of their own.
 struct FifoHeader {
   alignas(64) std::atomic<uint64_t> Tail{0}; ///< Messages posted by the sender.
   alignas(64) std::atomic<uint64_t> Head{0}; ///< Messages consumed by the receiver.
 };
 
-/// A view of one FIFO laid out in a block of memory:
-/// [FifoHeader][uint64_t Sizes[NumSlots]][padding][slots].
-struct Fifo {
-  FifoHeader *Header = nullptr;
-  uint64_t *Sizes = nullptr;
-  std::byte *Slots = nullptr;
-  uint32_t NumSlots = 0;
-  size_t SlotBytes = 0;
-
-  static size_t slotsOffset(uint32_t NumSlots) {
-    size_t Off = sizeof(FifoHeader) + NumSlots * sizeof(uint64_t);
-    return (Off + 63) / 64 * 64;
-  }
-  static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
-    return slotsOffset(NumSlots) + NumSlots * SlotBytes;
-  }
-  /// Views Mem (64-byte aligned, bytesFor bytes); Init constructs the counters,
-  /// which exactly one side does before the other attaches.
+/// A view of one FIFO laid out in a block of memory (common/Fifo.h).
+struct Fifo : kern::FifoView<FifoHeader> {
+  /// Views Mem (64-byte aligned, bytesFor bytes); Init constructs the
+  /// counters, which exactly one side does before the other attaches.
   static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes, bool Init) {
-    Fifo F;
-    F.Header = Init ? new (Mem) FifoHeader() : static_cast<FifoHeader *>(Mem);
-    F.Sizes = reinterpret_cast<uint64_t *>(static_cast<std::byte *>(Mem) + sizeof(FifoHeader));
-    F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(NumSlots);
-    F.NumSlots = NumSlots;
-    F.SlotBytes = SlotBytes;
-    return F;
+    if (Init)
+      new (Mem) FifoHeader();
+    return {FifoView::place(Mem, NumSlots, SlotBytes)};
   }
 };
 
@@ -119,7 +102,7 @@ struct Outbox {
     Wait->until(
         [&] { return Tail - Q.Header->Head.load(std::memory_order_acquire) < Q.NumSlots; },
         "send to", Peer);
-    return Q.Slots + (Tail % Q.NumSlots) * Q.SlotBytes;
+    return Q.slot(Tail);
   }
   /// True when acquire() would not wait.
   bool ready() const {
@@ -153,7 +136,7 @@ struct Inbox {
                           std::to_string(Peer) + " where the schedule expects " +
                           std::to_string(Bytes) +
                           "; the ranks run different plans or kernels");
-    return Q.Slots + (Head % Q.NumSlots) * Q.SlotBytes;
+    return Q.slot(Head);
   }
   /// True when peek() would not wait.
   bool ready() const {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "common/KernelTypes.h"
 #include "common/Layout.h"
 #include "host/Primitives.h"
 
@@ -28,23 +29,13 @@ public:
 };
 
 /// One rank's call of a kernel.
-struct KernelArgs {
-  int Rank = 0;
-  const void *Input = nullptr;
-  void *Output = nullptr;
-  /// KernelInfo::ScratchUnits * Count elements, or null when it needs none.
-  void *Scratch = nullptr;
-  /// The collective's per-rank element count.
-  size_t Count = 0;
-  /// Must equal every peer's; bounds one message.
-  size_t SlotBytes = 0;
+struct KernelArgs : kern::CallArgs {
   Links *Net = nullptr;
 };
 
-/// Element types and operators a kernel can be instantiated for, by the
-/// names `cclc compile --dtypes/--ops` and the runtime use.
-enum class DType : uint8_t { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
-enum class RedOp : uint8_t { Sum, Prod, Min, Max };
+/// Element types and operators a kernel can be instantiated for.
+using kern::DType;
+using kern::RedOp;
 
 using KernelFn = void (*)(const KernelArgs &Args, int Channel);
 

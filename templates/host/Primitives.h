@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "common/Layout.h"
 #include "common/Primitive.h"
+#include "common/Slice.h"
 #include "host/Connection.h"
 #include "host/Types.h"
 
@@ -22,35 +22,9 @@
 
 namespace cclc::host {
 
-/// Chunks [Chunk, Chunk + Count) of a buffer of Units units, in one round.
-template <class T> struct Slice {
-  T *Base = nullptr;
-  const kern::Layout *Grid = nullptr;
-  int32_t Units = 1;
-  int32_t Chunk = 0;
-  int32_t Count = 0;
-
-  size_t elems() const { return Grid->sliceElems(Units, Chunk, Count); }
-  size_t bytes() const { return elems() * sizeof(T); }
-  /// Calls Fn(pointer, elements) for each contiguous run, in chunk order.
-  template <class F> void forEachRun(F &&Fn) const {
-    T *RunPtr = nullptr;
-    size_t RunElems = 0;
-    for (int32_t I = 0; I < Count; ++I) {
-      kern::Segment S = Grid->chunk(Units, Chunk + I);
-      if (RunPtr && RunPtr + RunElems == Base + S.Begin) {
-        RunElems += S.Elems;
-        continue;
-      }
-      if (RunElems)
-        Fn(RunPtr, RunElems);
-      RunPtr = Base + S.Begin;
-      RunElems = S.Elems;
-    }
-    if (RunElems)
-      Fn(RunPtr, RunElems);
-  }
-};
+/// The slices the primitives move, and their walks (common/Slice.h).
+using kern::Slice;
+using kern::zipRuns;
 
 /// Dst = Src, element by element.
 template <class T> inline void copyElems(const T *__restrict Src, T *__restrict Dst, size_t N) {
@@ -155,70 +129,26 @@ inline void reduceElems(const T *__restrict Src, T *__restrict Acc, T *__restric
     detail::reduceRun<T, Op, false>(Src, Acc, Out, N);
 }
 
-/// Walks two slices of equal size together, calling Fn(a, b, elements) on
-/// the runs they share.
-template <class A, class B, class F> inline void zipRuns(const Slice<A> &X, const Slice<B> &Y, F &&Fn) {
-  // Slices have few runs; walk X's runs and cut Y's to match.
-  B *YPtr = nullptr;
-  size_t YLeft = 0;
-  int32_t YChunk = 0;
-  auto NextY = [&] {
-    while (YLeft == 0 && YChunk < Y.Count) {
-      kern::Segment S = Y.Grid->chunk(Y.Units, Y.Chunk + YChunk++);
-      YPtr = Y.Base + S.Begin;
-      YLeft = S.Elems;
-    }
-  };
-  X.forEachRun([&](A *XPtr, size_t XElems) {
-    while (XElems) {
-      NextY();
-      size_t N = XElems < YLeft ? XElems : YLeft;
-      Fn(XPtr, YPtr, N);
-      XPtr += N;
-      XElems -= N;
-      YPtr += N;
-      YLeft -= N;
-    }
-  });
-}
-
 /// Packs Src into a free slot of Out and posts it.
 template <class T, class Op>
 CCLC_PRIMITIVE("send", "send")
 void send(Outbox &Out, Slice<const T> Src) {
-  std::byte *Slot = Out.acquire();
-  size_t Off = 0;
-  Src.forEachRun([&](const T *P, size_t N) {
-    copyElems(P, reinterpret_cast<T *>(Slot + Off), N);
-    Off += N * sizeof(T);
-  });
-  Out.post(Off);
+  kern::sendRuns(Out, Src, [](const T *P, T *Part, size_t N) { copyElems(P, Part, N); });
 }
 
 /// Receives the next message of In into Dst.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv", "recv")
 void recv(Inbox &In, Slice<T> Dst) {
-  const std::byte *Slot = In.peek(Dst.bytes());
-  size_t Off = 0;
-  Dst.forEachRun([&](T *P, size_t N) {
-    copyElems(reinterpret_cast<const T *>(Slot + Off), P, N);
-    Off += N * sizeof(T);
-  });
-  In.release();
+  kern::receiveRuns(In, Dst, [](const T *Part, T *P, size_t N) { copyElems(Part, P, N); });
 }
 
 /// Combines the next message of In into Acc.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce", "recv_reduce")
 void recvReduce(Inbox &In, Slice<T> Acc) {
-  const std::byte *Slot = In.peek(Acc.bytes());
-  size_t Off = 0;
-  Acc.forEachRun([&](T *P, size_t N) {
-    reduceElems<T, Op>(reinterpret_cast<const T *>(Slot + Off), P, nullptr, N);
-    Off += N * sizeof(T);
-  });
-  In.release();
+  kern::receiveRuns(In, Acc,
+                    [](const T *Part, T *P, size_t N) { reduceElems<T, Op>(Part, P, nullptr, N); });
 }
 
 /// Dst = Src locally.
@@ -240,61 +170,46 @@ void reduce(Slice<const T> Src, Slice<T> Acc) {
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce_send", "recv_reduce_send")
 void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
-  const std::byte *From = In.peek(Acc.bytes());
-  std::byte *To = Out.acquire();
-  size_t Off = 0;
-  Acc.forEachRun([&](T *P, size_t N) {
-    reduceElems<T, Op>(reinterpret_cast<const T *>(From + Off), P,
-                       reinterpret_cast<T *>(To + Off), N);
-    Off += N * sizeof(T);
-  });
-  In.release();
-  Out.post(Off);
+  kern::relayRuns(In, Out, Acc,
+                  [](const T *Part, T *P, T *To, size_t N) { reduceElems<T, Op>(Part, P, To, N); });
 }
 
 /// Receives the next message of In into Dst and forwards it to Out.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_copy_send", "recv_copy_send")
 void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-  const std::byte *From = In.peek(Dst.bytes());
-  std::byte *To = Out.acquire();
-  size_t Off = 0;
-  Dst.forEachRun([&](T *P, size_t N) {
-    copyElems(reinterpret_cast<const T *>(From + Off), P, N);
-    copyElems(reinterpret_cast<const T *>(From + Off), reinterpret_cast<T *>(To + Off), N);
-    Off += N * sizeof(T);
+  kern::relayRuns(In, Out, Dst, [](const T *Part, T *P, T *To, size_t N) {
+    copyElems(Part, P, N);
+    copyElems(Part, To, N);
   });
-  In.release();
-  Out.post(Off);
 }
 
-/// Sends Src to Out while receiving In's next message into Dst, in whichever
+/// Sends Src to Out and runs Receive() on In's next message, in whichever
 /// order the peers allow, so two ranks exchanging never wait on each other.
-template <class T, class Op>
-CCLC_PRIMITIVE("exchange", "exchange")
-void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+template <class T, class Op, class R>
+inline void sendAndReceive(Outbox &Out, Inbox &In, Slice<const T> Src, R &&Receive) {
   Out.Wait->until([&] { return Out.ready() || In.ready(); }, "exchange with", Out.Peer);
   if (Out.ready()) {
     send<T, Op>(Out, Src);
-    recv<T, Op>(In, Dst);
+    Receive();
   } else {
-    recv<T, Op>(In, Dst);
+    Receive();
     send<T, Op>(Out, Src);
   }
+}
+
+/// Sends Src to Out while receiving In's next message into Dst.
+template <class T, class Op>
+CCLC_PRIMITIVE("exchange", "exchange")
+void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  sendAndReceive<T, Op>(Out, In, Src, [&] { recv<T, Op>(In, Dst); });
 }
 
 /// Sends Src to Out while combining In's next message into Acc.
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange_reduce", "exchange_reduce")
 void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
-  Out.Wait->until([&] { return Out.ready() || In.ready(); }, "exchange with", Out.Peer);
-  if (Out.ready()) {
-    send<T, Op>(Out, Src);
-    recvReduce<T, Op>(In, Acc);
-  } else {
-    recvReduce<T, Op>(In, Acc);
-    send<T, Op>(Out, Src);
-  }
+  sendAndReceive<T, Op>(Out, In, Src, [&] { recvReduce<T, Op>(In, Acc); });
 }
 
 } // namespace cclc::host

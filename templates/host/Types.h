@@ -1,13 +1,14 @@
 //===- Types.h - Element types and reduction operators (host) ----*- C++ -*-===//
 //
 // The element types and reduction operators generated host kernels are
-// instantiated with. Half-precision types reduce through float and round to
-// nearest even after every operation, so every executor and every test
-// reference that applies the same operators in the same order gets the same
-// bits.
+// instantiated with. The operators are common/Operators.h's, so every
+// executor and every test reference, on the host or on a GPU, that applies
+// the same operators in the same order gets the same bits.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "common/Operators.h"
 
 #include <bit>
 #include <cstdint>
@@ -43,48 +44,20 @@ struct f16 {
   float toFloat() const { return static_cast<float>(std::bit_cast<_Float16>(Bits)); }
 };
 
-/// Applies a float operator to a type stored as bits.
-template <class T, class F> inline T throughFloat(T A, T B, F Fn) {
-  return T::fromFloat(Fn(A.toFloat(), B.toFloat()));
-}
-
 template <class T> inline constexpr bool IsHalf = false;
 template <> inline constexpr bool IsHalf<bf16> = true;
 template <> inline constexpr bool IsHalf<f16> = true;
 
-// The operators. Max and Min return the first operand unless the second
-// compares greater (smaller), matching a ? : on vectors element by element.
-struct Sum {
-  template <class T> T operator()(T A, T B) const {
-    if constexpr (IsHalf<T>)
-      return throughFloat(A, B, [](float X, float Y) { return X + Y; });
-    else
-      return T(A + B);
-  }
+/// The host's half types, as the operators see them (common/Operators.h).
+struct Halves {
+  template <class T> static constexpr bool Is = IsHalf<T>;
+  template <class T> static float widen(T X) { return X.toFloat(); }
+  template <class T> static T narrow(float X) { return T::fromFloat(X); }
 };
-struct Prod {
-  template <class T> T operator()(T A, T B) const {
-    if constexpr (IsHalf<T>)
-      return throughFloat(A, B, [](float X, float Y) { return X * Y; });
-    else
-      return T(A * B);
-  }
-};
-struct Max {
-  template <class T> T operator()(T A, T B) const {
-    if constexpr (IsHalf<T>)
-      return A.toFloat() < B.toFloat() ? B : A;
-    else
-      return A < B ? B : A;
-  }
-};
-struct Min {
-  template <class T> T operator()(T A, T B) const {
-    if constexpr (IsHalf<T>)
-      return B.toFloat() < A.toFloat() ? B : A;
-    else
-      return B < A ? B : A;
-  }
-};
+
+using Sum = kern::Sum<Halves>;
+using Prod = kern::Prod<Halves>;
+using Max = kern::Max<Halves>;
+using Min = kern::Min<Halves>;
 
 } // namespace cclc::host

@@ -110,13 +110,13 @@ size_t runSweep(AllReduceRunner &Runner, int Rank, int NRanks, const SweepOption
   for (size_t Bytes : Options.sizes()) {
     size_t Count = Bytes / sizeof(float);
     Runner.prepare(Count);
+    size_t WrongHere = checkOnce(Runner, Rank, NRanks, Count);
+    if (WrongHere)
+      std::fprintf(stderr, "rank %d: %zu wrong elements at %zu bytes\n", Rank, WrongHere, Bytes);
+    Wrong += WrongHere;
     Figure F;
     F.Bytes = Bytes;
-    F.Wrong = checkOnce(Runner, Rank, NRanks, Count);
     F.Algorithm = Runner.algorithm();
-    if (F.Wrong)
-      std::fprintf(stderr, "rank %d: %zu wrong elements at %zu bytes\n", Rank, F.Wrong, Bytes);
-    Wrong += F.Wrong;
     std::fill_n(Runner.input(), Count, 0.0f);
     for (size_t I = 0, E = Options.warmups(Bytes); I < E; ++I)
       Runner.allReduce();
@@ -132,8 +132,7 @@ size_t runSweep(AllReduceRunner &Runner, int Rank, int NRanks, const SweepOption
     }
     F.TimeUs = median(TrialUs);
     if (Rank == 0) {
-      std::fprintf(Out, "figure %zu %s %.3f %zu\n", F.Bytes, F.Algorithm.c_str(), F.TimeUs,
-                   F.Wrong);
+      std::fprintf(Out, "figure %zu %s %.3f\n", F.Bytes, F.Algorithm.c_str(), F.TimeUs);
       std::fflush(Out);
     }
   }
@@ -144,7 +143,7 @@ std::optional<Figure> parseFigure(const std::string &Line) {
   std::istringstream In(Line);
   std::string Tag;
   Figure F;
-  if (!(In >> Tag >> F.Bytes >> F.Algorithm >> F.TimeUs >> F.Wrong) || Tag != "figure")
+  if (!(In >> Tag >> F.Bytes >> F.Algorithm >> F.TimeUs) || Tag != "figure")
     return std::nullopt;
   return F;
 }

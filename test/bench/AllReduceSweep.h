@@ -67,8 +67,6 @@ struct Figure {
   std::string Algorithm;
   /// The median over trials of the time of one allreduce.
   double TimeUs = 0;
-  /// Elements of the checked result that differ from the expected sum.
-  size_t Wrong = 0;
 
   /// nccl-tests' bus bandwidth: algorithm bandwidth times 2 (n - 1) / n.
   double busBandwidthGBs(int NRanks) const;

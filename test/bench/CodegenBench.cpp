@@ -61,8 +61,8 @@ int main() {
   std::vector<codegen::TemplateCatalog> Catalogs;
   for (codegen::KernelTarget Target : Targets) {
     auto Start = std::chrono::steady_clock::now();
-    std::optional<codegen::TemplateCatalog> Catalog = codegen::TemplateCatalog::load(
-        {Target, CCLC_SOURCE_DIR "/templates", {}}, SM, Diags);
+    std::optional<codegen::TemplateCatalog> Catalog =
+        codegen::TemplateCatalog::load({Target, CCLC_SOURCE_DIR "/templates", {}}, SM, Diags);
     if (!Catalog) {
       std::fprintf(stderr, "%s", Errors.str().c_str());
       return 1;
@@ -80,8 +80,8 @@ int main() {
   std::sort(Library.begin(), Library.end());
 
   std::printf("\n%-28s %6s %6s %6s %8s %8s %8s %6s %6s %12s %9s %8s\n", "algorithm", "nranks",
-              "factor", "target", "steps", "programs", "classes", "runs", "tables",
-              "structure ms", "emit ms", "lines");
+              "factor", "target", "steps", "programs", "classes", "runs", "tables", "structure ms",
+              "emit ms", "lines");
   struct Case {
     int32_t NRanks, ChunksFactor;
   };

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/codegen/IndexFit.h"
 #include "compiler/codegen/KernelEmit.h"
+#include "compiler/codegen/IndexFit.h"
 #include "compiler/codegen/KernelStructure.h"
 #include "compiler/passes/BuildSchedule.h"
 #include "compiler/schedule/Target.h"
@@ -67,26 +67,39 @@ std::optional<std::string> fitAndPrint(int32_t N, int32_t Steps,
 
 TEST(IndexFit, RingNeighboursAndChunks) {
   auto Nums = numberings(4);
-  EXPECT_EQ(fitAndPrint(4, 1, [](int R, int) { return (R + 1) % 4; }, Nums), "(Rank + 1) % 4");
-  EXPECT_EQ(fitAndPrint(4, 1, [](int R, int) { return (R + 3) % 4; }, Nums), "(Rank + 3) % 4");
+  EXPECT_EQ(fitAndPrint(
+                4, 1, [](int R, int) { return (R + 1) % 4; }, Nums),
+            "(Rank + 1) % 4");
+  EXPECT_EQ(fitAndPrint(
+                4, 1, [](int R, int) { return (R + 3) % 4; }, Nums),
+            "(Rank + 3) % 4");
   // Reduce-scatter chunks: (pos - s - 1) mod n, over a loop.
-  EXPECT_EQ(fitAndPrint(4, 3, [](int R, int S) { return ((R - S - 1) % 4 + 4) % 4; }, Nums),
+  EXPECT_EQ(fitAndPrint(
+                4, 3, [](int R, int S) { return ((R - S - 1) % 4 + 4) % 4; }, Nums),
             "(Rank + 3 * S + 3) % 4");
   // Split chunks: the chunking pass doubles every index.
-  EXPECT_EQ(fitAndPrint(4, 3, [](int R, int S) { return 2 * (((R - S) % 4 + 4) % 4) + 1; }, Nums,
-                        {8, 4}),
-            "(2 * Rank + 6 * S + 1) % 8");
+  EXPECT_EQ(
+      fitAndPrint(4, 3, [](int R, int S) { return 2 * (((R - S) % 4 + 4) % 4) + 1; }, Nums, {8, 4}),
+      "(2 * Rank + 6 * S + 1) % 8");
   // A modulo that never wraps is left out.
   EXPECT_EQ(fitAndPrint(4, 1, [](int R, int) { return R + 4; }, Nums, {8}), "Rank + 4");
-  EXPECT_EQ(fitAndPrint(4, 2, [](int, int) { return 5; }, Nums), "5");
+  EXPECT_EQ(fitAndPrint(
+                4, 2, [](int, int) { return 5; }, Nums),
+            "5");
 }
 
 TEST(IndexFit, BitFlips) {
   auto Nums = numberings(8);
-  EXPECT_EQ(fitAndPrint(8, 3, [](int R, int S) { return R ^ (1 << S); }, Nums), "Rank ^ (1 << S)");
-  EXPECT_EQ(fitAndPrint(8, 3, [](int R, int S) { return R ^ (4 >> S); }, Nums), "Rank ^ (4 >> S)");
+  EXPECT_EQ(fitAndPrint(
+                8, 3, [](int R, int S) { return R ^ (1 << S); }, Nums),
+            "Rank ^ (1 << S)");
+  EXPECT_EQ(fitAndPrint(
+                8, 3, [](int R, int S) { return R ^ (4 >> S); }, Nums),
+            "Rank ^ (4 >> S)");
   // Halving-doubling windows: the rank's high bits, one flipped.
-  EXPECT_EQ(fitAndPrint(8, 1, [](int R, int) { return (R & 6) ^ 2; }, Nums), "(Rank & 6) ^ 2");
+  EXPECT_EQ(fitAndPrint(
+                8, 1, [](int R, int) { return (R & 6) ^ 2; }, Nums),
+            "(Rank & 6) ^ 2");
   // Their sub-chunks once split in two, one step per sub-chunk.
   EXPECT_EQ(fitAndPrint(8, 2, [](int R, int S) { return 2 * ((R & 4) ^ 4) + 4 * S; }, Nums, {16}),
             "2 * ((Rank & 4) ^ 4) + 4 * S");
@@ -103,7 +116,9 @@ TEST(IndexFit, LogicalRanksMapBack) {
 TEST(IndexFit, IrregularValuesHaveNoForm) {
   auto Nums = numberings(8);
   const int32_t Parent[8] = {0, 2, 4, 2, 0, 6, 4, 6};
-  EXPECT_EQ(fitAndPrint(8, 1, [&](int R, int) { return Parent[R]; }, Nums), std::nullopt);
+  EXPECT_EQ(fitAndPrint(
+                8, 1, [&](int R, int) { return Parent[R]; }, Nums),
+            std::nullopt);
 }
 
 TEST(IndexFit, PrintsOneStepFolded) {
@@ -245,8 +260,8 @@ std::string emitHost(const sched::Schedule &S, bool &Emitted) {
   SourceManager SM;
   std::ostringstream Output;
   DiagnosticEngine Diags(SM, Output);
-  std::optional<TemplateCatalog> Catalog = TemplateCatalog::load(
-      {KernelTarget::Host, CCLC_SOURCE_DIR "/templates", {}}, SM, Diags);
+  std::optional<TemplateCatalog> Catalog =
+      TemplateCatalog::load({KernelTarget::Host, CCLC_SOURCE_DIR "/templates", {}}, SM, Diags);
   EXPECT_TRUE(Catalog) << Output.str();
   KernelEmitOptions Opts;
   Opts.Stem = "pair";
@@ -272,8 +287,9 @@ TEST(KernelEmit, RefusesPrimitivesTheLibraryLacks) {
   for (sched::RankProgram &P : S.Ranks)
     P.Channels[0].Steps[0].Primitive = "copy_sideways";
   bool Emitted = true;
-  EXPECT_NE(emitHost(S, Emitted).find("error: the host template library has no primitive "
-                                      "'copy_sideways'"),
+  EXPECT_NE(emitHost(S, Emitted)
+                .find("error: the host template library has no primitive "
+                      "'copy_sideways'"),
             std::string::npos);
   EXPECT_FALSE(Emitted);
 }
@@ -283,8 +299,9 @@ TEST(KernelEmit, RefusesPrimitivesOfAnotherEffect) {
   for (sched::RankProgram &P : S.Ranks)
     P.Channels[0].Steps[0].Primitive = "reduce";
   bool Emitted = true;
-  EXPECT_NE(emitHost(S, Emitted).find("error: primitive 'reduce' (cclc::host::reduce) has effect "
-                                      "'reduce', but the step needs 'copy'"),
+  EXPECT_NE(emitHost(S, Emitted)
+                .find("error: primitive 'reduce' (cclc::host::reduce) has effect "
+                      "'reduce', but the step needs 'copy'"),
             std::string::npos);
   EXPECT_FALSE(Emitted);
 }
@@ -294,8 +311,9 @@ TEST(KernelEmit, RefusesStepsNoPrimitiveRunsTogether) {
   for (sched::RankProgram &P : S.Ranks)
     P.Channels[0].Steps[0].WithNext = true;
   bool Emitted = true;
-  EXPECT_NE(emitHost(S, Emitted).find("error: copy runs together with a send, which no kernel "
-                                      "primitive does"),
+  EXPECT_NE(emitHost(S, Emitted)
+                .find("error: copy runs together with a send, which no kernel "
+                      "primitive does"),
             std::string::npos);
   EXPECT_FALSE(Emitted);
 }
