@@ -20,7 +20,9 @@
 
 #include "AllReduceSweep.h"
 
+#include "compiler/cost/Explain.h"
 #include "runtime/api/cclc.h"
+#include "runtime/net/Children.h"
 #include "runtime/perf/LocalRanks.h"
 
 #include <gloo/allreduce_halving_doubling.h>
@@ -236,7 +238,20 @@ std::function<void(const std::string &)> figureCollector(std::vector<Figure> &Fi
   };
 }
 
-bool succeeded(int Status) { return cclc::perf::describeStatus(Status) == "exited with 0"; }
+bool succeeded(int Status) { return WIFEXITED(Status) && WEXITSTATUS(Status) == 0; }
+
+/// True when every rank of Library's job exited with 0; says how the others
+/// ended.
+bool ranksSucceeded(const char *Library, const std::vector<int> &Status) {
+  bool Ok = true;
+  for (size_t Rank = 0; Rank < Status.size(); ++Rank)
+    if (!succeeded(Status[Rank])) {
+      std::fprintf(stderr, "error: %s rank %zu %s\n", Library, Rank,
+                   cclc::perf::describeStatus(Status[Rank]).c_str());
+      Ok = false;
+    }
+  return Ok;
+}
 
 /// Runs Arguments as a command, passing each line of its stdout to OnLine;
 /// returns whether it succeeded.
@@ -306,14 +321,7 @@ std::optional<std::vector<Figure>> runCclc(const BenchConfig &Config) {
   // The figures wait in the pipe: a sweep writes far less than it holds.
   std::vector<Figure> Figures;
   forEachLine(Pipe[0], figureCollector(Figures));
-  bool Ok = true;
-  for (int Rank = 0; Rank < NRanks; ++Rank)
-    if (!succeeded(Status[size_t(Rank)])) {
-      std::fprintf(stderr, "error: cclc rank %d %s\n", Rank,
-                   cclc::perf::describeStatus(Status[size_t(Rank)]).c_str());
-      Ok = false;
-    }
-  return Ok ? std::optional(Figures) : std::nullopt;
+  return ranksSucceeded("cclc", Status) ? std::optional(Figures) : std::nullopt;
 }
 
 std::optional<std::vector<Figure>> runGloo(LibraryKind Kind, const BenchConfig &Config) {
@@ -339,15 +347,10 @@ std::optional<std::vector<Figure>> runGloo(LibraryKind Kind, const BenchConfig &
   close(Pipe[1]);
   std::vector<Figure> Figures;
   forEachLine(Pipe[0], figureCollector(Figures));
-  bool Ok = Children.size() == size_t(Config.NRanks);
-  for (size_t Rank = 0; Rank < Children.size(); ++Rank) {
-    int Status = 0;
-    waitpid(Children[Rank], &Status, 0);
-    if (!succeeded(Status)) {
-      std::fprintf(stderr, "error: Gloo rank %zu %s\n", Rank,
-                   cclc::perf::describeStatus(Status).c_str());
-      Ok = false;
-    }
+  bool Ok = ranksSucceeded("Gloo", cclc::net::waitForChildren(Children, {}));
+  if (Children.size() != size_t(Config.NRanks)) {
+    std::fprintf(stderr, "error: could not fork %d Gloo ranks\n", Config.NRanks);
+    Ok = false;
   }
   return Ok ? std::optional(Figures) : std::nullopt;
 }
@@ -422,16 +425,6 @@ std::vector<Figure> combineRounds(const std::vector<std::vector<Figure>> &Rounds
   return Combined;
 }
 
-std::string formatBytes(size_t Bytes) {
-  const char *Units[] = {"B", "KiB", "MiB", "GiB"};
-  int Unit = 0;
-  while (Unit < 3 && Bytes >= 1024 && Bytes % 1024 == 0) {
-    Bytes /= 1024;
-    ++Unit;
-  }
-  return std::to_string(Bytes) + " " + Units[Unit];
-}
-
 /// The load average over 1, 5 and 15 minutes: the figures depend on what
 /// else the machine runs.
 std::string loadAverage() {
@@ -476,7 +469,7 @@ void printTable(const std::vector<Result> &Results, const SweepOptions &Options,
   std::printf("  %10s  %10s\n", "speedup", "speedup");
   std::vector<size_t> Sizes = Options.sizes();
   for (size_t I = 0; I < Sizes.size(); ++I) {
-    std::printf("%10s", formatBytes(Sizes[I]).c_str());
+    std::printf("%10s", cclc::cost::formatBytes(Sizes[I]).c_str());
     std::string CclcAlgorithm = "-";
     for (const Result &R : Results) {
       if (I >= R.Figures.size()) {
