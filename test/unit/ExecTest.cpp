@@ -12,9 +12,9 @@
 
 #include "ExecKernels.h"
 #include "ExecReference.h"
+#include "LibrarySchedule.h"
 
 #include "compiler/passes/BuildSchedule.h"
-#include "dsl/Frontend.h"
 #include "runtime/exec/Dispatch.h"
 #include "runtime/exec/Interpreter.h"
 #include "runtime/exec/MemoryLinks.h"
@@ -79,15 +79,7 @@ std::optional<sched::Schedule> compileLibrary(const std::string &Stem, int32_t N
   SourceManager SM;
   std::ostringstream Errors;
   DiagnosticEngine Diags(SM, Errors);
-  std::string LoadError;
-  std::optional<uint32_t> Id =
-      SM.loadFile(std::string(CCLC_SOURCE_DIR) + "/algorithms/" + Stem + ".ccl", LoadError);
-  if (!Id) {
-    ADD_FAILURE() << LoadError;
-    return std::nullopt;
-  }
-  dsl::OperationCatalog Ops;
-  std::unique_ptr<dsl::Algorithm> Algo = dsl::parseAndCheck(*Id, Ops, Diags);
+  std::unique_ptr<dsl::Algorithm> Algo = test::libraryAlgorithm(Stem, SM, Diags);
   std::ostringstream Log;
   std::optional<sched::Schedule> S =
       Algo ? passes::buildSchedule(*Algo, sched::flatTarget(NRanks), Options, Log, Diags)
