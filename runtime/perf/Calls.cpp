@@ -4,7 +4,7 @@
 #include "runtime/api/Types.h"
 
 #include "dsl/Assert.h"
-#include "runtime/exec/Dispatch.h"
+#include "common/Dispatch.h"
 #include "runtime/exec/Interpreter.h"
 
 #include <cstring>
@@ -41,7 +41,7 @@ template <class T> bool sameBits(const T &A, const T &B) {
 template <class F>
 decltype(auto) dispatch(CollectiveKind Collective, cclcDataType_t Type, cclcRedOp_t Op, F &&Fn) {
   host::RedOp HostOp = runtime::reduces(Collective) ? runtime::hostOp(Op) : host::RedOp::Sum;
-  return exec::withTypeAndOperator(runtime::hostType(Type), HostOp, Fn);
+  return kern::withTypeAndOperator<host::TypeSet>(runtime::hostType(Type), HostOp, Fn);
 }
 
 } // namespace

@@ -46,8 +46,9 @@ struct KernelArgs : kern::CallArgs {
   /// Raised (nonzero) by the runtime or a failing rank to stop the kernel;
   /// mapped memory, may be null.
   uint32_t *Abort = nullptr;
-  /// Device memory zeroed before the launch; holds the first failure after
-  /// it (see describe()). May be null.
+  /// Device memory zeroed before the first launch that uses it; holds the
+  /// first failure of any launch since (see describe()), so the runtime can
+  /// keep one per communicator and read it whenever it likes. May be null.
   KernelStatus *Status = nullptr;
   /// How long one wait may last.
   uint64_t TimeoutNs = 30'000'000'000;
@@ -92,36 +93,44 @@ __device__ void forEachRound(const KernelArgs &Args, kern::GridShape Shape, F &&
   }
 }
 
-/// Launches Info's kernel on Stream, one block per channel, once every block
-/// is known to fit on the current device at the same time. Returns the CUDA
-/// error, with Why saying what went wrong and what to do.
-inline cudaError_t launch(const KernelInfo &Info, const KernelArgs &Args, cudaStream_t Stream,
-                          std::string &Why) {
-  std::string Kernel = std::string(Info.Algorithm) + " (" + Info.Collective + ")";
+/// Launches Fn with Params on Stream, Blocks blocks of Threads threads,
+/// once every block is known to fit on the current device at the same time.
+/// Kernel names the kernel in messages. Returns the CUDA error, with Why
+/// saying what went wrong and what to do.
+inline cudaError_t launchBlocks(const void *Fn, int Blocks, int Threads, void **Params,
+                                cudaStream_t Stream, const std::string &Kernel,
+                                std::string &Why) {
   int Device = 0, Sms = 0, PerSm = 0;
   cudaError_t Err = cudaGetDevice(&Device);
   if (Err == cudaSuccess)
     Err = cudaDeviceGetAttribute(&Sms, cudaDevAttrMultiProcessorCount, Device);
   if (Err == cudaSuccess)
-    Err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&PerSm, Info.Run, Info.BlockThreads, 0);
+    Err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&PerSm, Fn, Threads, 0);
   if (Err != cudaSuccess) {
     Why = "cannot query the device for kernel " + Kernel + ": " + cudaGetErrorString(Err);
     return Err;
   }
-  int Channels = Info.Shape.NChannels;
-  if (int64_t(PerSm) * Sms < Channels) {
-    Why = "kernel " + Kernel + " runs " + std::to_string(Channels) + " blocks of " +
-          std::to_string(Info.BlockThreads) + " threads that wait on each other, but device " +
+  if (int64_t(PerSm) * Sms < Blocks) {
+    Why = "kernel " + Kernel + " runs " + std::to_string(Blocks) + " blocks of " +
+          std::to_string(Threads) + " threads that wait on each other, but device " +
           std::to_string(Device) + " holds only " + std::to_string(int64_t(PerSm) * Sms) +
           " at once; compile it for fewer channels or fewer threads per block";
     return cudaErrorCooperativeLaunchTooLarge;
   }
-  void *Params[] = {const_cast<KernelArgs *>(&Args)};
-  Err = cudaLaunchKernel(reinterpret_cast<const void *>(Info.Run), dim3(Channels),
-                         dim3(Info.BlockThreads), Params, 0, Stream);
+  Err = cudaLaunchKernel(Fn, dim3(Blocks), dim3(Threads), Params, 0, Stream);
   if (Err != cudaSuccess)
     Why = "cannot launch kernel " + Kernel + ": " + cudaGetErrorString(Err);
   return Err;
+}
+
+/// Launches Info's kernel on Stream, one block per channel, as launchBlocks
+/// does.
+inline cudaError_t launch(const KernelInfo &Info, const KernelArgs &Args, cudaStream_t Stream,
+                          std::string &Why) {
+  void *Params[] = {const_cast<KernelArgs *>(&Args)};
+  return launchBlocks(reinterpret_cast<const void *>(Info.Run), Info.Shape.NChannels,
+                      Info.BlockThreads, Params, Stream,
+                      std::string(Info.Algorithm) + " (" + Info.Collective + ")", Why);
 }
 
 /// Empties a FIFO whose memory the device addresses (device memory, or

@@ -37,4 +37,14 @@ using Prod = kern::Prod<Halves>;
 using Max = kern::Max<Halves>;
 using Min = kern::Min<Halves>;
 
+/// The device's types for run-time dispatch (common/Dispatch.h).
+struct TypeSet {
+  using F16 = __half;
+  using BF16 = __nv_bfloat16;
+  using Sum = cuda::Sum;
+  using Prod = cuda::Prod;
+  using Min = cuda::Min;
+  using Max = cuda::Max;
+};
+
 } // namespace cclc::cuda

@@ -60,4 +60,14 @@ using Prod = kern::Prod<Halves>;
 using Max = kern::Max<Halves>;
 using Min = kern::Min<Halves>;
 
+/// The host's types for run-time dispatch (common/Dispatch.h).
+struct TypeSet {
+  using F16 = f16;
+  using BF16 = bf16;
+  using Sum = host::Sum;
+  using Prod = host::Prod;
+  using Min = host::Min;
+  using Max = host::Max;
+};
+
 } // namespace cclc::host

@@ -15,7 +15,7 @@
 #include "LibrarySchedule.h"
 
 #include "compiler/passes/BuildSchedule.h"
-#include "runtime/exec/Dispatch.h"
+#include "common/Dispatch.h"
 #include "runtime/exec/Interpreter.h"
 #include "runtime/exec/MemoryLinks.h"
 
@@ -237,7 +237,7 @@ void checkCase(const sched::Schedule &S, const ExecutorsFn &Executors, DType Typ
   SCOPED_TRACE(std::string(typeName(Type)) + " " + opName(Op) + " count " +
                std::to_string(Count));
   exec::ScheduleShape Shape = exec::scheduleShape(S);
-  exec::withTypeAndOperator(Type, Op, [&]<class T, class O>() {
+  kern::withTypeAndOperator<host::TypeSet>(Type, Op, [&]<class T, class O>() {
     const uint64_t Seed = splitMix(Count * 131 + size_t(Type) * 7 + size_t(Op));
     std::vector<test::RankArrays<T>> Want = makeArrays<T, O>(Shape, S.NRanks, Count, Seed);
     test::Reference<T, O>(S, Count, SlotBytes, Want).run();
@@ -341,6 +341,39 @@ TEST(Interpreter, ScheduleShape) {
   EXPECT_EQ(Shape.InputUnits, 4);
   EXPECT_EQ(Shape.OutputUnits, 1);
   EXPECT_EQ(Shape.ScratchUnits, 4);
+}
+
+/// The encoding both interpreters run: one exchange per butterfly stage, with
+/// the peers and slices of the send and the receive it pairs.
+TEST(Interpreter, EncodedProgram) {
+  std::optional<sched::Schedule> Butterfly = compileLibrary("butterfly-allreduce", 4);
+  ASSERT_TRUE(Butterfly);
+  exec::ScheduleShape Shape = exec::scheduleShape(*Butterfly);
+  for (int Rank = 0; Rank < 4; ++Rank) {
+    exec::EncodedProgram P = exec::encodeProgram(*Butterfly, Shape, Rank);
+    const std::vector<sched::Step> &Steps = Butterfly->Ranks[size_t(Rank)].Channels[0].Steps;
+    ASSERT_EQ(P.ChannelBegin.size(), size_t(Shape.Grid.NChannels) + 1);
+    EXPECT_EQ(P.ChannelBegin.front(), 0u);
+    EXPECT_EQ(P.ChannelBegin.back(), P.Steps.size());
+    size_t Exchanges = 0, Step = 0;
+    for (const kern::ProgramStep &S : P.Steps) {
+      if (S.Op != kern::ProgramOp::ExchangeReduce) {
+        ++Step;
+        continue;
+      }
+      ++Exchanges;
+      const sched::Step &Send = Steps[Step], &Receive = Steps[Step + 1];
+      ASSERT_EQ(Send.Op, sched::OpKind::Send);
+      ASSERT_TRUE(Send.WithNext);
+      EXPECT_EQ(S.SendPeer, Send.Peer);
+      EXPECT_EQ(S.RecvPeer, Receive.Peer);
+      EXPECT_EQ(S.Src.Chunk, Send.Src.Chunk);
+      EXPECT_EQ(S.Dst.Count, Receive.Dst.Count);
+      Step += 2;
+    }
+    EXPECT_EQ(Step, Steps.size());
+    EXPECT_EQ(Exchanges, 2u) << "rank " << Rank << ": one exchange per stage of log2(4)";
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,35 @@
+//===- InterpreterKernel.h - The generic plan-interpreter kernel -*- CUDA -*-===//
+//
+// The GPU's plan interpreter: one __global__ kernel per (element type,
+// operator), compiled once into the runtime, that runs any schedule encoded
+// as data (common/Program.h). It calls the primitives generated CUDA kernels
+// call, through the loop the host interpreter runs, so every executor gives
+// the same bits. A generated kernel is faster (its peers and slices are
+// folded into code); the interpreter serves plans loaded at run time, for
+// which nothing was generated.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "common/KernelTypes.h"
+#include "common/Program.h"
+#include "cuda/Kernel.cuh"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace cclc::gpu {
+
+/// Threads of each block of the interpreter kernel.
+inline constexpr int InterpreterBlockThreads = 512;
+
+/// Launches the interpreter for Type and Op on Stream: one block per channel
+/// of Program, whose arrays are device addresses, once every block is known
+/// to fit on the device at the same time. Returns the CUDA error, with Why
+/// saying what went wrong and what to do.
+cudaError_t launchInterpreter(kern::DType Type, kern::RedOp Op, const cuda::KernelArgs &Args,
+                              const kern::ProgramView &Program, cudaStream_t Stream,
+                              std::string &Why);
+
+} // namespace cclc::gpu

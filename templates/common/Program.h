@@ -1,0 +1,153 @@
+//===- Program.h - A schedule as data, and the loop that runs it -*- C++ -*-===//
+//
+// The plan interpreters of both targets run one rank's schedule as data: an
+// array of encoded steps per channel, which runSteps() walks once per round,
+// calling for each step the primitive a generated kernel calls for it. The
+// host interpreter and the generic CUDA kernel share this loop and this
+// encoding, so they cut, pack and combine data alike, and alike with the
+// generated kernels, whose primitives they call.
+//
+// A step's operation is its effect (see common/Primitive.h): a user's
+// primitive runs with the effect's own, since every primitive of an effect
+// has that effect's meaning. A send that runs together with the receive
+// after it is encoded as one exchange, which the primitives perform in
+// whichever order the two peers allow.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "common/HostDevice.h"
+#include "common/Layout.h"
+#include "common/Slice.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cclc::kern {
+
+/// What an encoded step does; each names one primitive.
+enum class ProgramOp : uint8_t {
+  Send,
+  Recv,
+  RecvReduce,
+  Copy,
+  Reduce,
+  RecvReduceSend,
+  RecvCopySend,
+  Exchange,       ///< Send Src to SendPeer while receiving Dst from RecvPeer.
+  ExchangeReduce, ///< Send Src to SendPeer while combining RecvPeer's message into Dst.
+};
+
+enum class BufferId : uint8_t { Input, Output, Scratch };
+
+/// Chunks [Chunk, Chunk + Count) of one of the rank's buffers.
+struct SliceRef {
+  BufferId Buffer = BufferId::Input;
+  int32_t Chunk = 0;
+  int32_t Count = 0;
+};
+
+/// One encoded step. Which fields it uses depends on Op: a send reads Src
+/// and sends to SendPeer; a receive writes Dst from RecvPeer; local steps
+/// read Src and write Dst; fused steps receive Dst from RecvPeer and send it
+/// on to SendPeer; exchanges use all four.
+struct ProgramStep {
+  ProgramOp Op = ProgramOp::Copy;
+  int32_t RecvPeer = -1;
+  int32_t SendPeer = -1;
+  SliceRef Src;
+  SliceRef Dst;
+};
+
+/// What fixes a schedule's memory layout: its grid, and each buffer's size in
+/// units of the per-rank count (0 scratch units when no step touches
+/// scratch).
+struct ProgramShape {
+  GridShape Grid;
+  int32_t InputUnits = 1;
+  int32_t OutputUnits = 1;
+  int32_t ScratchUnits = 0;
+};
+
+/// One rank's encoded program, as the executor addresses it: channel C's
+/// steps are Steps[ChannelBegin[C]] up to Steps[ChannelBegin[C + 1]].
+struct ProgramView {
+  const ProgramStep *Steps = nullptr;
+  const uint32_t *ChannelBegin = nullptr;
+  ProgramShape Shape;
+};
+
+/// One rank's buffers in one round, as the slices the primitives take.
+template <class T> struct ProgramBuffers {
+  const ProgramShape *Shape;
+  const Layout *Grid;
+  const T *Input;
+  T *Output;
+  T *Scratch;
+
+  CCLC_HD int32_t units(BufferId Buf) const {
+    return Buf == BufferId::Input    ? Shape->InputUnits
+           : Buf == BufferId::Output ? Shape->OutputUnits
+                                     : Shape->ScratchUnits;
+  }
+  CCLC_HD T *writable(BufferId Buf) const { return Buf == BufferId::Output ? Output : Scratch; }
+  CCLC_HD Slice<const T> source(const SliceRef &S) const {
+    const T *Base = S.Buffer == BufferId::Input ? Input : writable(S.Buffer);
+    return {Base, Grid, units(S.Buffer), S.Chunk, S.Count};
+  }
+  /// A verified schedule never writes its input, and the encoder refuses one
+  /// that would.
+  CCLC_HD Slice<T> destination(const SliceRef &S) const {
+    return {writable(S.Buffer), Grid, units(S.Buffer), S.Chunk, S.Count};
+  }
+};
+
+/// Runs Count encoded steps of one channel for one round. Prims is the
+/// target's table of primitives (static member templates named like the
+/// primitives, over element type T and operator Op); Net gives the channel's
+/// Outbox and Inbox by peer, as the target's Links does.
+CCLC_HD_UNCHECKED
+template <class Prims, class T, class Op, class Net>
+CCLC_HD void runSteps(const ProgramStep *Steps, uint32_t Count, const ProgramBuffers<T> &Bufs,
+                      Net &Links, int Channel) {
+  for (uint32_t I = 0; I < Count; ++I) {
+    const ProgramStep &S = Steps[I];
+    switch (S.Op) {
+    case ProgramOp::Send:
+      Prims::template send<T, Op>(Links.out(S.SendPeer, Channel), Bufs.source(S.Src));
+      break;
+    case ProgramOp::Recv:
+      Prims::template recv<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
+      break;
+    case ProgramOp::RecvReduce:
+      Prims::template recvReduce<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
+      break;
+    case ProgramOp::Copy:
+      Prims::template copy<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
+      break;
+    case ProgramOp::Reduce:
+      Prims::template reduce<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
+      break;
+    case ProgramOp::RecvReduceSend:
+      Prims::template recvReduceSend<T, Op>(Links.in(S.RecvPeer, Channel),
+                                            Links.out(S.SendPeer, Channel),
+                                            Bufs.destination(S.Dst));
+      break;
+    case ProgramOp::RecvCopySend:
+      Prims::template recvCopySend<T, Op>(Links.in(S.RecvPeer, Channel),
+                                          Links.out(S.SendPeer, Channel), Bufs.destination(S.Dst));
+      break;
+    case ProgramOp::Exchange:
+      Prims::template exchange<T, Op>(Links.out(S.SendPeer, Channel), Links.in(S.RecvPeer, Channel),
+                                      Bufs.source(S.Src), Bufs.destination(S.Dst));
+      break;
+    case ProgramOp::ExchangeReduce:
+      Prims::template exchangeReduce<T, Op>(Links.out(S.SendPeer, Channel),
+                                            Links.in(S.RecvPeer, Channel), Bufs.source(S.Src),
+                                            Bufs.destination(S.Dst));
+      break;
+    }
+  }
+}
+
+} // namespace cclc::kern

@@ -1,0 +1,66 @@
+//===- Interpreter.cuh - Runs an encoded program on the GPU -----*- CUDA -*-===//
+//
+// The generic CUDA kernel of the plan interpreter: common/Program.h's step
+// loop bound to the device primitives, under the round loop a generated
+// CUDA kernel runs, one thread block per channel. Every thread of a block
+// walks the same steps (they are read from global memory, where each load is
+// one broadcast), so the primitives' barriers are reached alike.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "common/Program.h"
+#include "cuda/Kernel.cuh"
+
+namespace cclc::cuda {
+
+/// The device primitives, as common/Program.h's step loop calls them.
+struct PrimitiveTable {
+  template <class T, class Op> __device__ static void send(Outbox &Out, Slice<const T> Src) {
+    cuda::send<T, Op>(Out, Src);
+  }
+  template <class T, class Op> __device__ static void recv(Inbox &In, Slice<T> Dst) {
+    cuda::recv<T, Op>(In, Dst);
+  }
+  template <class T, class Op> __device__ static void recvReduce(Inbox &In, Slice<T> Acc) {
+    cuda::recvReduce<T, Op>(In, Acc);
+  }
+  template <class T, class Op> __device__ static void copy(Slice<const T> Src, Slice<T> Dst) {
+    cuda::copy<T, Op>(Src, Dst);
+  }
+  template <class T, class Op> __device__ static void reduce(Slice<const T> Src, Slice<T> Acc) {
+    cuda::reduce<T, Op>(Src, Acc);
+  }
+  template <class T, class Op>
+  __device__ static void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
+    cuda::recvReduceSend<T, Op>(In, Out, Acc);
+  }
+  template <class T, class Op>
+  __device__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
+    cuda::recvCopySend<T, Op>(In, Out, Dst);
+  }
+  template <class T, class Op>
+  __device__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+    cuda::exchange<T, Op>(Out, In, Src, Dst);
+  }
+  template <class T, class Op>
+  __device__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
+                                        Slice<T> Acc) {
+    cuda::exchangeReduce<T, Op>(Out, In, Src, Acc);
+  }
+};
+
+/// Runs Program for rank Args.Rank on elements of T reduced with Op: block
+/// b runs channel b. Program's arrays are device memory.
+template <class T, class Op> __global__ void interpret(KernelArgs Args, kern::ProgramView Program) {
+  int Channel = int(blockIdx.x);
+  const kern::ProgramStep *Steps = Program.Steps + Program.ChannelBegin[Channel];
+  uint32_t Count = Program.ChannelBegin[Channel + 1] - Program.ChannelBegin[Channel];
+  forEachRound<T>(Args, Program.Shape.Grid, [&](const kern::Layout &Grid) {
+    kern::ProgramBuffers<T> Bufs{&Program.Shape, &Grid, static_cast<const T *>(Args.Input),
+                                 static_cast<T *>(Args.Output), static_cast<T *>(Args.Scratch)};
+    kern::runSteps<PrimitiveTable, T, Op>(Steps, Count, Bufs, Args.Net, Channel);
+  });
+}
+
+} // namespace cclc::cuda

@@ -1,0 +1,64 @@
+//===- Interpreter.h - Runs an encoded program on the host -------*- C++ -*-===//
+//
+// The host side of the plan interpreter: common/Program.h's step loop bound
+// to the host primitives, under the round loop a generated host kernel runs.
+// An encoded program runs with the contract of a generated kernel
+// (KernelFn): once per channel, from any thread, with the rank's buffers and
+// connections.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "common/Program.h"
+#include "host/Kernel.h"
+
+namespace cclc::host {
+
+/// The host primitives, as common/Program.h's step loop calls them.
+struct PrimitiveTable {
+  template <class T, class Op> static void send(Outbox &Out, Slice<const T> Src) {
+    host::send<T, Op>(Out, Src);
+  }
+  template <class T, class Op> static void recv(Inbox &In, Slice<T> Dst) {
+    host::recv<T, Op>(In, Dst);
+  }
+  template <class T, class Op> static void recvReduce(Inbox &In, Slice<T> Acc) {
+    host::recvReduce<T, Op>(In, Acc);
+  }
+  template <class T, class Op> static void copy(Slice<const T> Src, Slice<T> Dst) {
+    host::copy<T, Op>(Src, Dst);
+  }
+  template <class T, class Op> static void reduce(Slice<const T> Src, Slice<T> Acc) {
+    host::reduce<T, Op>(Src, Acc);
+  }
+  template <class T, class Op>
+  static void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
+    host::recvReduceSend<T, Op>(In, Out, Acc);
+  }
+  template <class T, class Op> static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
+    host::recvCopySend<T, Op>(In, Out, Dst);
+  }
+  template <class T, class Op>
+  static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+    host::exchange<T, Op>(Out, In, Src, Dst);
+  }
+  template <class T, class Op>
+  static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
+    host::exchangeReduce<T, Op>(Out, In, Src, Acc);
+  }
+};
+
+/// Runs channel Channel of Program for rank Args.Rank, on elements of T
+/// reduced with Op.
+template <class T, class Op>
+void interpretChannel(const KernelArgs &Args, const kern::ProgramView &Program, int Channel) {
+  const kern::ProgramStep *Steps = Program.Steps + Program.ChannelBegin[Channel];
+  uint32_t Count = Program.ChannelBegin[Channel + 1] - Program.ChannelBegin[Channel];
+  forEachRound<T>(Args, Program.Shape.Grid, [&](const kern::Layout &Grid) {
+    kern::ProgramBuffers<T> Bufs{&Program.Shape, &Grid, static_cast<const T *>(Args.Input),
+                                 static_cast<T *>(Args.Output), static_cast<T *>(Args.Scratch)};
+    kern::runSteps<PrimitiveTable, T, Op>(Steps, Count, Bufs, *Args.Net, Channel);
+  });
+}
+
+} // namespace cclc::host
