@@ -85,4 +85,9 @@ function(cclc_add_algorithms)
   endforeach()
   target_include_directories(${ARG_TARGET} PRIVATE "${OutDir}")
   target_link_libraries(${ARG_TARGET} PRIVATE cclc::templates)
+  # The runtime launches registered CUDA kernels through the shared CUDA
+  # runtime; kernels registered with a static copy of it would be unknown there.
+  if("cuda" IN_LIST ARG_TARGETS)
+    set_property(TARGET ${ARG_TARGET} PROPERTY CUDA_RUNTIME_LIBRARY Shared)
+  endif()
 endfunction()

@@ -18,8 +18,29 @@ uint64_t windowWidth(const Algorithm &A) {
   return A.MaxBytes ? *A.MaxBytes - A.MinBytes : std::numeric_limits<uint64_t>::max();
 }
 
-const char *executorName(Algorithm::Executor Kind) {
-  return Kind == Algorithm::Executor::Kernel ? "generated kernel" : "plan interpreter";
+const char *executorName(Algorithm::Executor Kind, Target Where) {
+  switch (Kind) {
+  case Algorithm::Executor::Kernel: return "generated kernel";
+  case Algorithm::Executor::CudaKernel: return "generated CUDA kernel";
+  case Algorithm::Executor::Interpreter: break;
+  }
+  return Where == Target::Gpu ? "GPU plan interpreter" : "plan interpreter";
+}
+
+/// The kernel of Kernels for R's type and operator; any operator of the type
+/// for collectives that do not reduce, since moving data does not depend on
+/// it. A null function when there is none.
+template <class Fn>
+Fn findKernel(const std::map<std::pair<host::DType, host::RedOp>, Fn> &Kernels,
+              dsl::CollectiveKind Collective, const Request &R) {
+  if (auto It = Kernels.find({R.Type, R.Op}); It != Kernels.end())
+    return It->second;
+  if (reduces(Collective))
+    return nullptr;
+  for (const auto &[Key, Kernel] : Kernels)
+    if (Key.first == R.Type)
+      return Kernel;
+  return nullptr;
 }
 
 /// "allreduce of 4 KiB (f32, sum)", "broadcast of 8 B (u8, root 2)".
@@ -39,21 +60,22 @@ bool Algorithm::holds(uint64_t Bytes) const {
 }
 
 host::KernelFn Algorithm::kernelFor(const Request &R) const {
-  if (auto It = Kernels.find({R.Type, R.Op}); It != Kernels.end())
-    return It->second;
-  if (reduces(Collective))
-    return nullptr;
-  // Moving data does not depend on the operator: any of this type will do.
-  for (const auto &[Key, Fn] : Kernels)
-    if (Key.first == R.Type)
-      return Fn;
-  return nullptr;
+  return findKernel(Kernels, Collective, R);
+}
+
+const cuda::KernelInfo *Algorithm::cudaKernelFor(const Request &R) const {
+  return findKernel(CudaKernels, Collective, R);
 }
 
 bool Algorithm::serves(const Request &R) const {
   if (Collective != R.Collective || (hasRoot(Collective) && Root != R.Root) || !holds(R.bytes()))
     return false;
-  return Kind == Executor::Interpreter || kernelFor(R);
+  switch (Kind) {
+  case Executor::Kernel: return R.Where == Target::Host && kernelFor(R);
+  case Executor::CudaKernel: return R.Where == Target::Gpu && cudaKernelFor(R);
+  case Executor::Interpreter: break;
+  }
+  return true;
 }
 
 void Algorithm::run(const Request &R, const host::KernelArgs &Args, int Channel) const {
@@ -63,10 +85,10 @@ void Algorithm::run(const Request &R, const host::KernelArgs &Args, int Channel)
     Interp->run(R.Type, R.Op, Args, Channel);
 }
 
-std::string Algorithm::describe() const {
+std::string Algorithm::describe(Target Where) const {
   std::string Window = MaxBytes ? cost::formatBytes(MinBytes) + ".." + cost::formatBytes(*MaxBytes)
                                 : cost::formatBytes(MinBytes) + " and up";
-  return Name + " (" + Origin + ", " + executorName(Kind) + ", " +
+  return Name + " (" + Origin + ", " + executorName(Kind, Where) + ", " +
          std::to_string(Shape.Grid.NChannels) + " channel" +
          (Shape.Grid.NChannels == 1 ? "" : "s") + ", sizes " + Window + ")";
 }
@@ -84,7 +106,8 @@ const Algorithm *AlgorithmTable::best(const Request &R) const {
     if (!Best)
       Best = &A;
     else if (A.Kind != Best->Kind)
-      Best = A.Kind == Algorithm::Executor::Kernel ? &A : Best;
+      // The kinds of generated kernel never serve the same target.
+      Best = A.Kind != Algorithm::Executor::Interpreter ? &A : Best;
     else if (windowWidth(A) < windowWidth(*Best))
       Best = &A;
   }
@@ -95,19 +118,20 @@ const Algorithm &AlgorithmTable::choose(const Request &R,
                                         const std::function<Algorithm()> &MakeFallback) {
   const Algorithm *Chosen = best(R);
   if (!Chosen) {
-    auto Key = std::make_pair(R.Collective, R.Root);
+    auto Key = std::make_tuple(R.Collective, R.Root, R.Where);
     auto It = Fallbacks.find(Key);
     if (It == Fallbacks.end()) {
       It = Fallbacks.emplace(Key, MakeFallback()).first;
       log("WARN", "no loaded algorithm serves " + describeCall(R) + " on " +
-                      std::to_string(NRanks) + " ranks; falling back on " + It->second.describe() +
+                      std::to_string(NRanks) + " ranks; falling back on " +
+                      It->second.describe(R.Where) +
                       ". Load a plan whose size window holds such calls (cclcCommLoadPlan) "
                       "to run a tuned algorithm");
     }
     Chosen = &It->second;
   }
-  if (Info && Logged.emplace(R.Collective, Chosen->Name, Chosen->Kind).second)
-    log("INFO", describeCall(R) + " runs " + Chosen->describe());
+  if (Info && Logged.emplace(R.Collective, Chosen->Name, Chosen->Kind, R.Where).second)
+    log("INFO", describeCall(R) + " runs " + Chosen->describe(R.Where));
   return *Chosen;
 }
 

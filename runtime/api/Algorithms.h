@@ -1,21 +1,25 @@
 //===- Algorithms.h - Loaded algorithms and the choice per call -*- C++ -*-===//
 //
 // A communicator runs a collective with one of the algorithms loaded into it:
-// plans (run by the plan interpreter) and generated host kernels. Each is
-// meant for a window of message sizes; a call takes the algorithm whose
-// window holds its size, preferring a generated kernel to the interpreter
-// (same results, less dispatch), then the narrowest window (the most
-// specific tuning), then the first loaded. Every rank loads the same
-// algorithms in the same order, so every rank chooses alike.
+// plans (run by the plan interpreter, on the host or as the GPU's generic
+// kernel), generated host kernels and generated CUDA kernels. Each is meant
+// for a window of message sizes; a call takes the algorithm whose window
+// holds its size and that can run where the call runs (host kernels never
+// serve a GPU call, CUDA kernels never a host call), preferring a generated
+// kernel to the interpreter (same results, less dispatch), then the
+// narrowest window (the most specific tuning), then the first loaded. Every
+// rank loads the same algorithms in the same order, so every rank chooses
+// alike.
 //
 // When nothing loaded serves a call, the communicator falls back on the
 // library's ring algorithm (Fallback.h) and says so on stderr, always: a
 // fallback is correct but rarely fast. With CCLC_DEBUG=INFO every choice is
-// logged too, once per collective and algorithm.
+// logged too, once per collective, algorithm and executor.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "runtime/api/LinkSets.h"
 #include "runtime/exec/Interpreter.h"
 #include "runtime/net/Transport.h"
 
@@ -34,7 +38,18 @@
 #include <tuple>
 #include <vector>
 
+namespace cclc::cuda {
+/// A generated CUDA kernel's description (templates/cuda/Kernel.cuh), which
+/// only CUDA code reads: the runtime keeps pointers to a registered table's
+/// entries.
+struct KernelInfo;
+} // namespace cclc::cuda
+
 namespace cclc::runtime {
+
+/// Where a call runs: on the host, returning once done, or on the GPU,
+/// enqueued on a CUDA stream.
+enum class Target { Host, Gpu };
 
 /// What one collective call asks for.
 struct Request {
@@ -45,13 +60,56 @@ struct Request {
   size_t Count = 0;
   host::DType Type = host::DType::F32;
   host::RedOp Op = host::RedOp::Sum;
+  Target Where = Target::Host;
   /// Count elements of Type: what size windows are measured in.
   uint64_t bytes() const;
 };
 
-/// One algorithm a communicator can run, with the connections it runs on.
+/// One entry of a generated kernel table, host::KernelInfo or
+/// cuda::KernelInfo, as loading checks and groups it whatever its target.
+struct KernelEntry {
+  const char *Algorithm = nullptr;
+  const char *Collective = nullptr;
+  int NRanks = 0;
+  int Root = 0;
+  kern::GridShape Shape;
+  int InputUnits = 0, OutputUnits = 0, ScratchUnits = 0;
+  host::DType Type = host::DType::F32;
+  host::RedOp Op = host::RedOp::Sum;
+  size_t MinBytes = 0, MaxBytes = 0;
+  /// Whether the entry names its kernel function (KernelInfo::Run).
+  bool HasFunction = false;
+  /// Threads of each block of a CUDA kernel; 0 for a host kernel.
+  int BlockThreads = 0;
+  host::KernelFn Host = nullptr;          ///< A host table's kernel.
+  const cuda::KernelInfo *Cuda = nullptr; ///< A CUDA table's entry, which launching reads.
+};
+
+/// The entry of K, a host::KernelInfo or cuda::KernelInfo: the fields both
+/// have; the caller adds its target's.
+template <class Info> KernelEntry entryOf(const Info &K) {
+  KernelEntry E;
+  E.Algorithm = K.Algorithm;
+  E.Collective = K.Collective;
+  E.NRanks = K.NRanks;
+  E.Root = K.Root;
+  E.Shape = K.Shape;
+  E.InputUnits = K.InputUnits;
+  E.OutputUnits = K.OutputUnits;
+  E.ScratchUnits = K.ScratchUnits;
+  E.Type = K.Type;
+  E.Op = K.Op;
+  E.MinBytes = K.MinBytes;
+  E.MaxBytes = K.MaxBytes;
+  E.HasFunction = K.Run != nullptr;
+  return E;
+}
+
+/// One algorithm a communicator can run, with what connecting it takes.
 struct Algorithm {
-  enum class Executor { Kernel, Interpreter };
+  /// What the algorithm is made of: generated host kernels, generated CUDA
+  /// kernels, or a schedule, which the plan interpreter runs on either target.
+  enum class Executor { Kernel, CudaKernel, Interpreter };
 
   std::string Name;
   /// Where it came from, for logs: "plan ring.json", "kernels", "compiled
@@ -67,6 +125,13 @@ struct Algorithm {
   std::shared_ptr<const exec::Interpreter> Interp;
   /// Generated kernels, one per (type, operator) they were compiled for.
   std::map<std::pair<host::DType, host::RedOp>, host::KernelFn> Kernels;
+  std::map<std::pair<host::DType, host::RedOp>, const cuda::KernelInfo *> CudaKernels;
+  /// Every message stream of the algorithm's ranks and the FIFO shape they
+  /// need: what connecting it takes, on the host when it is loaded and on
+  /// the GPU at its first GPU call.
+  LinkSet Links;
+  net::LinkOptions LinkOptions;
+  /// The host connections it runs on, once connected, and their slot size.
   net::Connections *Net = nullptr;
   size_t SlotBytes = 0;
 
@@ -75,13 +140,14 @@ struct Algorithm {
   /// The kernel for R's type and operator (any operator for collectives
   /// that do not reduce); null when there is none.
   host::KernelFn kernelFor(const Request &R) const;
-  /// True when this algorithm can run R.
+  const cuda::KernelInfo *cudaKernelFor(const Request &R) const;
+  /// True when this algorithm can run R where R runs.
   bool serves(const Request &R) const;
-  /// Runs channel Channel of R with Args.
+  /// Runs channel Channel of host call R with Args.
   void run(const Request &R, const host::KernelArgs &Args, int Channel) const;
   /// "ring_allreduce (plan ring.json, plan interpreter, 1 channel, sizes
-  /// 0 B..1 MiB)".
-  std::string describe() const;
+  /// 0 B..1 MiB)", naming the executor that runs it on Where.
+  std::string describe(Target Where = Target::Host) const;
 };
 
 class AlgorithmTable {
@@ -91,8 +157,8 @@ public:
   void add(Algorithm A);
 
   /// The algorithm for R: the best loaded one, else the fallback for R's
-  /// collective and root, made by MakeFallback on first use and kept.
-  /// Logs as the file comment says.
+  /// collective, root and target, made by MakeFallback on first use and
+  /// kept. Logs as the file comment says.
   const Algorithm &choose(const Request &R, const std::function<Algorithm()> &MakeFallback);
 
   const std::deque<Algorithm> &loaded() const { return Loaded; }
@@ -104,11 +170,12 @@ private:
   int Rank;
   int NRanks;
   bool Info;
-  /// Stable addresses: choose() hands out references.
+  /// Stable addresses: choose() hands out references, which the GPU
+  /// executor keys its per-algorithm state on.
   std::deque<Algorithm> Loaded;
-  std::map<std::pair<dsl::CollectiveKind, int32_t>, Algorithm> Fallbacks;
-  /// (collective, algorithm, executor) already logged.
-  std::set<std::tuple<dsl::CollectiveKind, std::string, Algorithm::Executor>> Logged;
+  std::map<std::tuple<dsl::CollectiveKind, int32_t, Target>, Algorithm> Fallbacks;
+  /// (collective, algorithm, executor, target) already logged.
+  std::set<std::tuple<dsl::CollectiveKind, std::string, Algorithm::Executor, Target>> Logged;
 };
 
 } // namespace cclc::runtime

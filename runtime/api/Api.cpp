@@ -15,6 +15,7 @@
 #include "runtime/net/Launcher.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace cclc::runtime;
 using cclc::dsl::CollectiveKind;
@@ -32,14 +33,13 @@ cclcResult_t launch(cclcComm_t Comm, cclcStream_t Stream, CollectiveKind Collect
                     void *Recv) {
   return guarded([&] {
     requireComm(Comm);
-    require(!Stream, "this runtime runs collectives on host buffers; pass a NULL stream");
     Request R;
     R.Collective = Collective;
     R.Root = Root;
     R.Count = Count;
     R.Type = hostType(Type);
     R.Op = hostOp(Op);
-    Comm->collective(R, Send, Recv);
+    Comm->collective(R, Send, Recv, Stream);
   });
 }
 
@@ -148,6 +148,24 @@ cclcResult_t cclcCommRegisterKernels(cclcComm_t Comm, const void *KernelInfos, s
   return guarded([&] {
     requireComm(Comm);
     Comm->registerKernels(static_cast<const cclc::host::KernelInfo *>(KernelInfos), Count);
+  });
+}
+
+cclcResult_t cclcCommRegisterCudaKernels(cclcComm_t Comm, const void *KernelInfos, size_t Count) {
+  return guarded([&] {
+    requireComm(Comm);
+    Comm->registerCudaKernels(KernelInfos, Count);
+  });
+}
+
+cclcResult_t cclcCommGetAsyncError(cclcComm_t Comm, cclcResult_t *AsyncError) {
+  return guarded([&] {
+    requireComm(Comm);
+    require(AsyncError, "asyncError is null; pass the address of a cclcResult_t");
+    std::optional<Classified> Failure = Comm->asyncError();
+    *AsyncError = Failure ? Failure->Result : cclcSuccess;
+    if (Failure)
+      setLastError(std::move(Failure->Message));
   });
 }
 

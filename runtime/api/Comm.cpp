@@ -9,11 +9,13 @@ Communicator::Communicator(std::unique_ptr<net::Bootstrap> Boot)
     : Boot(std::move(Boot)), Rank(this->Boot->rank()), NRanks(this->Boot->size()),
       Links(*this->Boot), Table(Rank, NRanks) {}
 
-// The members go in reverse order: threads, memory, algorithms, transports
-// (TCP sends what was posted), then the bootstrap.
+// The members go in reverse order: the GPU context (which first waits for
+// its kernels), threads, memory, algorithms, transports (TCP sends what was
+// posted), then the bootstrap.
 Communicator::~Communicator() = default;
 
-void Communicator::checkUsable() const {
+void Communicator::checkUsable() {
+  pollGpu();
   if (!Failure.empty())
     throw ApiError(cclcInvalidUsage,
                    "the communicator failed in an earlier call (" + Failure +
@@ -21,18 +23,66 @@ void Communicator::checkUsable() const {
                        "destroy it with cclcCommAbort and create a new one");
 }
 
+void Communicator::pollGpu() {
+  if (!Failure.empty() || !Gpu)
+    return;
+  if (std::optional<Classified> F = Gpu->failure())
+    recordFailure(F->Result, F->Message);
+}
+
+void Communicator::recordFailure(cclcResult_t Result, const std::string &Cause) {
+  Failure = Cause;
+  FailureResult = Result;
+  Links.abort(Cause);
+  if (Gpu)
+    Gpu->abort(Cause);
+}
+
+std::optional<Classified> Communicator::asyncError() {
+  std::lock_guard<std::mutex> Guard(CallLock);
+  pollGpu();
+  if (Failure.empty())
+    return std::nullopt;
+  return Classified{FailureResult, Failure + "; destroy the communicator with cclcCommAbort"};
+}
+
+GpuContext &Communicator::gpu(const Request &R) {
+  if (!Gpu) {
+    std::unique_ptr<GpuContext> Made =
+        createGpuContext(*Boot, std::string(dsl::collectiveName(R.Collective)));
+    std::lock_guard<std::mutex> Guard(GpuLock);
+    Gpu = std::move(Made);
+  }
+  return *Gpu;
+}
+
 void Communicator::finish() {
   std::lock_guard<std::mutex> Guard(CallLock);
+  bool Known = !Failure.empty();
+  if (Gpu) {
+    Gpu->synchronize();
+    pollGpu();
+  }
+  // A failure of kernels that nobody asked about is reported here, last.
+  if (!Known && !Failure.empty())
+    throw ApiError(FailureResult, Failure + "; the communicator is destroyed all the same");
   if (Failure.empty())
     Boot->barrier();
 }
 
 void Communicator::abort(const std::string &Cause) {
   Links.abort(Cause);
+  {
+    std::lock_guard<std::mutex> Guard(GpuLock);
+    if (Gpu)
+      Gpu->abort(Cause);
+  }
   Boot->abort();
   std::lock_guard<std::mutex> Guard(CallLock);
-  if (Failure.empty())
+  if (Failure.empty()) {
     Failure = Cause;
+    FailureResult = cclcRemoteError;
+  }
 }
 
 } // namespace cclc::runtime

@@ -1,20 +1,24 @@
 //===- Comm.h - One rank's communicator -------------------------*- C++ -*-===//
 //
 // What cclcComm_t points to: the rank's bootstrap, the algorithms loaded into
-// it with the transports they run on, and what calls reuse (channel threads,
-// scratch memory). The C API (Api.cpp) checks arguments and turns exceptions
-// into status codes; everything here throws.
+// it with the transports they run on, what calls reuse (channel threads,
+// scratch memory), and, from its first GPU call on, its GPU context. The C
+// API (Api.cpp) checks arguments and turns exceptions into status codes;
+// everything here throws.
 //
 // A communicator serves one call at a time, like an NCCL communicator on one
 // stream; only abort() may come from another thread, to stop a call that
 // waits. After a collective fails, every later call is refused: the peers
-// are mid-collective or gone, so the communicator can only be destroyed.
+// are mid-collective or gone, so the communicator can only be destroyed. A
+// GPU collective fails after it returned; the communicator learns of it at
+// its next call, or when asked (asyncError()), and is then as unusable.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "runtime/api/Algorithms.h"
 #include "runtime/api/ChannelPool.h"
+#include "runtime/api/Gpu.h"
 #include "runtime/api/LinkSets.h"
 #include "runtime/api/Workspace.h"
 #include "runtime/api/cclc.h"
@@ -26,6 +30,8 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,26 +56,52 @@ public:
   /// Loads a plan held in memory; Name stands for its file in messages.
   void loadPlanText(std::string Text, const std::string &Name);
   void registerKernels(const host::KernelInfo *Infos, size_t Count);
+  /// Registers a table of cclc::cuda::KernelInfo.
+  void registerCudaKernels(const void *Infos, size_t Count);
 
   /// Runs one collective (Launch.cpp): Send and Recv are the caller's
-  /// buffers, either of which may be null where NCCL allows it.
-  void collective(const Request &R, const void *Send, void *Recv);
+  /// buffers, either of which may be null where NCCL allows it. It runs on
+  /// the GPU, enqueued on Stream, when Stream is not null or the buffers are
+  /// device memory, and on the host otherwise (R.Where is ignored).
+  void collective(const Request &R, const void *Send, void *Recv, void *Stream);
 
-  /// Waits until every rank has reached its destroy; skipped after a failure.
+  /// The status of the communicator's failure, with its message, or none
+  /// while it works; learns of GPU failures without waiting for kernels.
+  std::optional<Classified> asyncError();
+
+  /// Waits for the GPU work, then until every rank has reached its destroy;
+  /// the wait for the ranks is skipped after a failure, which it reports.
   void finish();
   /// Stops every wait on this communicator's bootstrap and transports, here
   /// and at the peers, then waits for the call in progress to return.
   void abort(const std::string &Cause);
 
 private:
-  /// Refuses calls after a failure.
-  void checkUsable() const;
+  /// Refuses calls after a failure, including one the GPU work met since
+  /// the last call.
+  void checkUsable();
+  /// Learns of a failure of the GPU work, which then fails the communicator.
+  void pollGpu();
+  /// Records Cause as the communicator's failure, of status Result, and
+  /// stops every transport and kernel, here and at the peers.
+  void recordFailure(cclcResult_t Result, const std::string &Cause);
   /// Reads plan file FileId of SM, verifies it and loads it.
   void loadPlanFile(SourceManager &SM, uint32_t FileId, const std::string &Name);
-  /// An interpreter algorithm for S, connected.
-  Algorithm interpreted(sched::Schedule S, std::string Origin, const emit::PlanInfo &Info);
-  /// The library's ring for R's collective and root (Fallback.h).
+  /// Checks, groups and adds a kernel table of kind Kind; Flag is the
+  /// cclc compile option that generates such tables, for messages.
+  void registerTable(std::span<const KernelEntry> Entries, Algorithm::Executor Kind,
+                     const char *Flag);
+  /// An interpreter algorithm for S, connected on the host when ConnectHost.
+  Algorithm interpreted(sched::Schedule S, std::string Origin, const emit::PlanInfo &Info,
+                        bool ConnectHost);
+  /// The library's ring for R's collective and root (Fallback.h), connected
+  /// on the host for host calls.
   Algorithm fallback(const Request &R);
+  /// The GPU context, made for call R when there is none yet.
+  GpuContext &gpu(const Request &R);
+  /// Runs R's channels on the host with Args; each channel's error.
+  std::vector<std::exception_ptr> runOnHost(const Request &R, const Algorithm &A,
+                                            const kern::CallArgs &Args);
   /// Records that call R failed (running A, unless choosing failed) and
   /// throws the cause of Errors, the channels' errors, with its context.
   [[noreturn]] void fail(const Request &R, const Algorithm *A,
@@ -82,10 +114,17 @@ private:
   AlgorithmTable Table;
   Workspace Space;
   ChannelPool Pool;
-  /// Why the communicator failed; empty while it works.
+  /// Why the communicator failed, and the status it failed with; empty
+  /// while it works.
   std::string Failure;
+  cclcResult_t FailureResult = cclcSuccess;
   /// Held by every call, so that abort() knows when none is running.
   std::mutex CallLock;
+  /// Guards Gpu's creation against abort() from another thread.
+  std::mutex GpuLock;
+  /// Made at the first GPU call; destroyed first (it waits for the kernels
+  /// that use the memory and connections of everything else).
+  std::unique_ptr<GpuContext> Gpu;
 };
 
 } // namespace cclc::runtime

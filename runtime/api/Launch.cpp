@@ -1,15 +1,19 @@
 //===- Launch.cpp - One collective call -----------------------------------===//
 //
-// A call is checked, given an algorithm, and run: the caller's buffers (or
-// stand-ins for the buffers NCCL ignores on non-root ranks), the input copied
-// aside when it overlaps the output (an in-place call: executors read the
-// input while they write the output), the cached scratch, and every channel
-// on a thread of its own.
+// A call is checked, given an algorithm, and run, on the host or on the GPU:
+// the caller's buffers (or stand-ins for the buffers NCCL ignores on non-root
+// ranks), the input copied aside when it overlaps the output (an in-place
+// call: executors read the input while they write the output), and the
+// cached scratch. On the host every channel runs on a thread of its own and
+// the call returns when all are done; on the GPU the call enqueues one
+// kernel on the caller's stream and returns.
 //
-// A channel that fails aborts the transports at once, here and at the peers,
-// so the other channels and ranks stop instead of waiting out their
+// A host channel that fails aborts the transports at once, here and at the
+// peers, so the other channels and ranks stop instead of waiting out their
 // timeouts; the call then reports the failure's cause, not the aborts it led
-// to, and the communicator takes no more calls.
+// to, and the communicator takes no more calls. A GPU call can fail only in
+// setting up or launching its kernel; a kernel's own failure is recorded on
+// the device, raises the abort word, and is found later (asyncError()).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +26,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace cclc::runtime {
@@ -44,11 +49,53 @@ bool isAbort(const std::exception_ptr &E) {
   }
 }
 
+/// Which of the caller's buffers a call uses: NCCL reads no send buffer on a
+/// broadcast's non-root ranks and writes no receive buffer on a reduce's.
+struct Uses {
+  bool Send;
+  bool Recv;
+};
+
+Uses usesOf(const Request &R, int Rank) {
+  bool IsRoot = Rank == R.Root;
+  return {R.Collective != dsl::CollectiveKind::Broadcast || IsRoot,
+          R.Collective != dsl::CollectiveKind::Reduce || IsRoot};
+}
+
+/// Copies Bytes from Src to Dst, in the order of the call's other work.
+using CopyAside = std::function<void(void *Dst, const void *Src, size_t Bytes)>;
+
+/// The buffers and count of R run by A on Rank: the caller's where NCCL uses
+/// them, else stand-ins from Space, where an executor may read or write; the
+/// input copied aside into Space with Copy when it overlaps the output; and
+/// the scratch, from Space too.
+kern::CallArgs placeBuffers(const Request &R, const Algorithm &A, int Rank, const void *Send,
+                            void *Recv, Workspace &Space, const CopyAside &Copy) {
+  Uses U = usesOf(R, Rank);
+  size_t ElemBytes = exec::dtypeBytes(R.Type);
+  size_t InBytes = size_t(A.Shape.InputUnits) * R.Count * ElemBytes;
+  size_t OutBytes = size_t(A.Shape.OutputUnits) * R.Count * ElemBytes;
+  kern::CallArgs Args;
+  Args.Rank = Rank;
+  Args.Input = U.Send ? Send : Space.get(Workspace::Use::StandInInput, InBytes);
+  Args.Output = U.Recv ? Recv : Space.get(Workspace::Use::StandInOutput, OutBytes);
+  if (overlaps(Args.Input, InBytes, Args.Output, OutBytes)) {
+    void *Aside = Space.get(Workspace::Use::InputCopy, InBytes);
+    Copy(Aside, Args.Input, InBytes);
+    Args.Input = Aside;
+  }
+  size_t ScratchBytes = size_t(A.Shape.ScratchUnits) * R.Count * ElemBytes;
+  Args.Scratch = ScratchBytes ? Space.get(Workspace::Use::Scratch, ScratchBytes) : nullptr;
+  Args.Count = R.Count;
+  return Args;
+}
+
 } // namespace
 
-void Communicator::collective(const Request &R, const void *Send, void *Recv) {
+void Communicator::collective(const Request &Asked, const void *Send, void *Recv, void *Stream) {
   std::lock_guard<std::mutex> Guard(CallLock);
   checkUsable();
+  Request R = Asked;
   // Messages are built only for refusals: a call that passes costs no strings.
   auto Refuse = [&](const std::string &Problem) {
     throw ApiError(cclcInvalidArgument,
@@ -62,67 +109,82 @@ void Communicator::collective(const Request &R, const void *Send, void *Recv) {
   size_t MostUnits = size_t(std::max({Units.Input, Units.Output, Units.Scratch}));
   if (R.Count > std::numeric_limits<size_t>::max() / ElemBytes / MostUnits)
     Refuse("count " + std::to_string(R.Count) + " overflows the buffers' sizes");
-  // NCCL reads no send buffer on a broadcast's non-root ranks and writes no
-  // receive buffer on a reduce's.
-  bool IsRoot = Rank == R.Root;
-  bool ReadsSend = R.Collective != dsl::CollectiveKind::Broadcast || IsRoot;
-  bool WritesRecv = R.Collective != dsl::CollectiveKind::Reduce || IsRoot;
-  if (R.Count && ReadsSend && !Send)
+  Uses U = usesOf(R, Rank);
+  if (R.Count && U.Send && !Send)
     Refuse("sendbuff is null with a count of " + std::to_string(R.Count) + "; pass a buffer of " +
            std::to_string(Units.Input) + " x count elements");
-  if (R.Count && WritesRecv && !Recv)
+  if (R.Count && U.Recv && !Recv)
     Refuse("recvbuff is null with a count of " + std::to_string(R.Count) + "; pass a buffer of " +
            std::to_string(Units.Output) + " x count elements");
   // Every rank passes the same count, so every rank skips alike.
   if (R.Count == 0)
     return;
 
+  R.Where = Stream || (U.Send && isDeviceMemory(Send)) || (U.Recv && isDeviceMemory(Recv))
+                ? Target::Gpu
+                : Target::Host;
+  // Refusals leave the communicator working: nothing was sent or enqueued.
+  GpuContext *G = nullptr;
+  if (R.Where == Target::Gpu) {
+    G = &gpu(R);
+    if (U.Send)
+      G->checkBuffer(Send, "sendbuff");
+    if (U.Recv)
+      G->checkBuffer(Recv, "recvbuff");
+  }
   const Algorithm *A = nullptr;
   std::vector<std::exception_ptr> Errors;
   try {
     A = &Table.choose(R, [&] { return fallback(R); });
-    size_t InBytes = size_t(A->Shape.InputUnits) * R.Count * ElemBytes;
-    size_t OutBytes = size_t(A->Shape.OutputUnits) * R.Count * ElemBytes;
-    // Where NCCL ignores a buffer, so does the runtime: a stand-in takes
-    // what a schedule may read or write there.
-    const void *Input = ReadsSend ? Send : Space.get(Workspace::Use::StandInInput, InBytes);
-    void *Output = WritesRecv ? Recv : Space.get(Workspace::Use::StandInOutput, OutBytes);
-    if (overlaps(Input, InBytes, Output, OutBytes)) {
-      void *Copy = Space.get(Workspace::Use::InputCopy, InBytes);
-      std::memcpy(Copy, Input, InBytes);
-      Input = Copy;
-    }
-    host::KernelArgs Args;
-    Args.Rank = Rank;
-    Args.Input = Input;
-    Args.Output = Output;
-    Args.Scratch = A->Shape.ScratchUnits
-                       ? Space.get(Workspace::Use::Scratch,
-                                   size_t(A->Shape.ScratchUnits) * R.Count * ElemBytes)
-                       : nullptr;
-    Args.Count = R.Count;
-    Args.SlotBytes = A->SlotBytes;
-    Args.Net = A->Net;
-    Errors = Pool.run(A->Shape.Grid.NChannels, [&](int Channel) {
-      try {
-        A->run(R, Args, Channel);
-      } catch (const std::exception &E) {
-        // An abort heard from elsewhere keeps its cause; spread it further.
-        std::string Heard = Links.failure();
-        Links.abort(Heard.empty() ? "rank " + std::to_string(Rank) + ", channel " +
-                                        std::to_string(Channel) + ": " + E.what()
-                                  : Heard);
-        throw;
-      }
-    });
   } catch (const ApiError &) {
-    throw; // Refused before anything was sent: the communicator still works.
+    throw; // No algorithm: refused before anything was sent.
   } catch (...) {
     Errors.assign(1, std::current_exception());
+  }
+  if (A) {
+    try {
+      if (G) {
+        kern::CallArgs Args =
+            placeBuffers(R, *A, Rank, Send, Recv, G->space(),
+                         [&](void *Dst, const void *Src, size_t Bytes) {
+                           G->copy(Dst, Src, Bytes, Stream);
+                         });
+        G->launch(R, *A, Args, Stream);
+      } else {
+        kern::CallArgs Args =
+            placeBuffers(R, *A, Rank, Send, Recv, Space,
+                         [](void *Dst, const void *Src, size_t Bytes) {
+                           std::memcpy(Dst, Src, Bytes);
+                         });
+        Errors = runOnHost(R, *A, Args);
+      }
+    } catch (...) {
+      Errors.assign(1, std::current_exception());
+    }
   }
   for (const std::exception_ptr &E : Errors)
     if (E)
       fail(R, A, Errors);
+}
+
+std::vector<std::exception_ptr> Communicator::runOnHost(const Request &R, const Algorithm &A,
+                                                        const kern::CallArgs &Call) {
+  host::KernelArgs Args;
+  static_cast<kern::CallArgs &>(Args) = Call;
+  Args.SlotBytes = A.SlotBytes;
+  Args.Net = A.Net;
+  return Pool.run(A.Shape.Grid.NChannels, [&](int Channel) {
+    try {
+      A.run(R, Args, Channel);
+    } catch (const std::exception &E) {
+      // An abort heard from elsewhere keeps its cause; spread it further.
+      std::string Heard = Links.failure();
+      Links.abort(Heard.empty() ? "rank " + std::to_string(Rank) + ", channel " +
+                                      std::to_string(Channel) + ": " + E.what()
+                                : Heard);
+      throw;
+    }
+  });
 }
 
 void Communicator::fail(const Request &R, const Algorithm *A,
@@ -135,13 +197,14 @@ void Communicator::fail(const Request &R, const Algorithm *A,
       Cause = E;
   Classified C = classify(Cause);
   std::string Heard = Links.failure();
-  Failure = std::string(dsl::collectiveName(R.Collective)) + " of " + cost::formatBytes(R.bytes()) +
-            (A ? " with " + A->Name : "") + " failed on rank " + std::to_string(Rank) + ": " +
-            C.Message;
+  std::string Message = std::string(dsl::collectiveName(R.Collective)) + " of " +
+                        cost::formatBytes(R.bytes()) + (A ? " with " + A->Name : "") +
+                        (R.Where == Target::Gpu ? " on the GPU" : "") + " failed on rank " +
+                        std::to_string(Rank) + ": " + C.Message;
   if (!Heard.empty() && C.Message.find(Heard) == std::string::npos &&
       Heard.find(C.Message) == std::string::npos)
-    Failure += " (first failure: " + Heard + ")";
-  Links.abort(Failure);
+    Message += " (first failure: " + Heard + ")";
+  recordFailure(C.Result, Message);
   throw ApiError(C.Result, Failure + "; destroy the communicator with cclcCommAbort");
 }
 

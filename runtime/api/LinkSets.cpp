@@ -40,39 +40,27 @@ net::LinkOptions linkOptionsFor(const kern::GridShape &Grid, int32_t BufferSlots
   return Options;
 }
 
-const LinkSets::Set &LinkSets::connect(const LinkSet &Links, const net::LinkOptions &Options) {
-  std::unique_lock<std::mutex> Guard(Lock);
-  for (Set &S : Sets)
-    if (S.Options.NumSlots >= Options.NumSlots && S.Options.SlotBytes >= Options.SlotBytes &&
-        std::includes(S.Links.begin(), S.Links.end(), Links.begin(), Links.end()))
-      return S;
-  int Rank = Boot.rank();
-  std::vector<net::Link> Sends, Recvs;
+bool covers(const LinkSet &Have, const net::LinkOptions &HaveOptions, const LinkSet &Need,
+            const net::LinkOptions &NeedOptions) {
+  return HaveOptions.NumSlots >= NeedOptions.NumSlots &&
+         HaveOptions.SlotBytes >= NeedOptions.SlotBytes &&
+         std::includes(Have.begin(), Have.end(), Need.begin(), Need.end());
+}
+
+RankLinks rankLinks(const LinkSet &Links, int Rank) {
+  RankLinks Mine;
   for (const auto &[From, To, Channel] : Links) {
     if (From == Rank)
-      Sends.push_back({To, Channel});
+      Mine.Sends.push_back({To, Channel});
     if (To == Rank)
-      Recvs.push_back({From, Channel});
+      Mine.Recvs.push_back({From, Channel});
   }
-  // Connecting waits for the peers; abort() reaches it through the bootstrap.
-  Guard.unlock();
-  auto Net = std::make_unique<net::Connections>(Boot, Sends, Recvs, Options);
-  Guard.lock();
-  return Sets.emplace_back(Set{Links, Options, std::move(Net)});
+  return Mine;
 }
 
-void LinkSets::abort(const std::string &Cause) {
-  std::lock_guard<std::mutex> Guard(Lock);
-  for (Set &S : Sets)
-    S.Net->abort(Cause);
-}
-
-std::string LinkSets::failure() const {
-  std::lock_guard<std::mutex> Guard(Lock);
-  for (const Set &S : Sets)
-    if (std::string Cause = S.Net->failure(); !Cause.empty())
-      return Cause;
-  return {};
-}
+LinkSets::LinkSets(net::Bootstrap &Boot)
+    : ConnectionSets(Boot.rank(), [&Boot](const RankLinks &Mine, const net::LinkOptions &Options) {
+        return std::make_unique<net::Connections>(Boot, Mine.Sends, Mine.Recvs, Options);
+      }) {}
 
 } // namespace cclc::runtime

@@ -8,6 +8,10 @@
 // among an existing set's, with FIFOs at least as large, shares that set;
 // any other gets a set of its own.
 //
+// The host's connections (net::Connections) and the GPU's are kept apart,
+// since their FIFOs live in different memory, but are shared by the same
+// rule; ConnectionSets is that rule for either kind.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -15,12 +19,15 @@
 
 #include "compiler/schedule/Schedule.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,33 +48,78 @@ LinkSet allLinks(int NRanks, int NChannels);
 /// hold its largest message of any element type.
 net::LinkOptions linkOptionsFor(const kern::GridShape &Grid, int32_t BufferSlots);
 
-class LinkSets {
+/// True when connections made for Have with HaveOptions carry every link of
+/// Need with FIFOs of at least NeedOptions' shape.
+bool covers(const LinkSet &Have, const net::LinkOptions &HaveOptions, const LinkSet &Need,
+            const net::LinkOptions &NeedOptions);
+
+/// Rank's part of Links: the links it sends on and those it receives on.
+struct RankLinks {
+  std::vector<net::Link> Sends, Recvs;
+};
+RankLinks rankLinks(const LinkSet &Links, int Rank);
+
+/// The connection sets of one kind. Conn has abort(Cause) and failure().
+template <class Conn> class ConnectionSets {
 public:
   /// One set of connections and the FIFO shape they have.
   struct Set {
     LinkSet Links;
     net::LinkOptions Options;
-    std::unique_ptr<net::Connections> Net;
+    std::unique_ptr<Conn> Net;
   };
+  /// Connects this rank's part of a set (collective, may wait for the peers).
+  using Connect = std::function<std::unique_ptr<Conn>(const RankLinks &Mine,
+                                                      const net::LinkOptions &Options)>;
 
-  explicit LinkSets(net::Bootstrap &Boot) : Boot(Boot) {}
+  ConnectionSets(int Rank, Connect Make) : Rank(Rank), Make(std::move(Make)) {}
 
   /// A set that carries every link of Links with FIFOs of at least Options'
   /// shape, connecting a new one when none does. Collective: every rank
   /// calls it with the same arguments in the same order.
-  const Set &connect(const LinkSet &Links, const net::LinkOptions &Options);
+  const Set &connect(const LinkSet &Links, const net::LinkOptions &Options) {
+    std::unique_lock<std::mutex> Guard(Lock);
+    for (Set &S : Sets)
+      if (covers(S.Links, S.Options, Links, Options))
+        return S;
+    // Connecting waits for the peers; abort() reaches it through the
+    // bootstrap, so it must not wait for this lock.
+    Guard.unlock();
+    std::unique_ptr<Conn> Net = Make(rankLinks(Links, Rank), Options);
+    Guard.lock();
+    return Sets.emplace_back(Set{Links, Options, std::move(Net)});
+  }
 
   /// Stops every wait on every set, here and at the peers, recording Cause.
   /// Safe from any thread.
-  void abort(const std::string &Cause);
+  void abort(const std::string &Cause) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    for (Set &S : Sets)
+      S.Net->abort(Cause);
+  }
+
   /// The first failure any set recorded or heard of; empty when none did.
-  std::string failure() const;
+  std::string failure() const {
+    std::lock_guard<std::mutex> Guard(Lock);
+    for (const Set &S : Sets)
+      if (std::string Cause = S.Net->failure(); !Cause.empty())
+        return Cause;
+    return {};
+  }
 
 private:
-  net::Bootstrap &Boot;
+  int Rank;
+  Connect Make;
   /// Guards Sets against abort() from another thread.
   mutable std::mutex Lock;
+  /// Stable addresses: connect() hands out references.
   std::deque<Set> Sets;
+};
+
+/// The host's connection sets.
+class LinkSets : public ConnectionSets<net::Connections> {
+public:
+  explicit LinkSets(net::Bootstrap &Boot);
 };
 
 } // namespace cclc::runtime

@@ -4,12 +4,16 @@
 // checked, then proved again by the verifier, so that a plan edited by hand
 // into something wrong is refused with the diagnostic instead of deadlocking
 // or corrupting data at run time. Generated kernels carry their schedule's
-// shape in their KernelInfo and are checked against the communicator.
+// shape in their KernelInfo and are checked against the communicator, host
+// and CUDA tables alike. Host kernels and plans connect their transports when
+// they are loaded; the GPU's transports are connected at an algorithm's first
+// GPU call.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/api/Comm.h"
 #include "runtime/api/Fallback.h"
+#include "runtime/api/Gpu.h"
 #include "runtime/api/Status.h"
 
 #include "compiler/verify/Verifier.h"
@@ -34,12 +38,13 @@ bool sameLayout(const exec::ScheduleShape &A, const exec::ScheduleShape &B) {
          A.OutputUnits == B.OutputUnits;
 }
 
-/// Checks one entry of a kernel table against a communicator of NRanks.
-void checkKernel(const host::KernelInfo &K, size_t Index, int NRanks) {
+/// Checks entry Index of a kernel table against a communicator of NRanks;
+/// Flag is the cclc compile option that generates such tables.
+void checkKernel(const KernelEntry &K, size_t Index, int NRanks, const char *Flag) {
   std::string Entry = "kernel table entry " + std::to_string(Index);
-  require(K.Algorithm && K.Collective && K.Run,
+  require(K.Algorithm && K.Collective && K.HasFunction,
           Entry + " has a null name, collective or function; pass the <algorithm>_kernels "
-                  "table that cclc compile --emit=host generated");
+                  "table that cclc compile " + Flag + " generated");
   Entry += " (" + std::string(K.Algorithm) + ")";
   std::optional<dsl::CollectiveKind> Collective = dsl::parseCollective(K.Collective);
   require(Collective.has_value(),
@@ -57,6 +62,10 @@ void checkKernel(const host::KernelInfo &K, size_t Index, int NRanks) {
           Entry + " has an unknown element type or operator");
   require(K.MaxBytes == 0 || K.MaxBytes >= K.MinBytes,
           Entry + " has a size window whose end comes before its start");
+  // The most threads a CUDA block has on any device.
+  require(!K.Cuda || (K.BlockThreads >= 1 && K.BlockThreads <= 1024),
+          Entry + " has " + std::to_string(K.BlockThreads) +
+              " threads per block; a CUDA block has 1 to 1024");
 }
 
 } // namespace
@@ -95,11 +104,11 @@ void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::s
                        " ranks, but the communicator has " + std::to_string(NRanks) +
                        "; compile it with --nranks " + std::to_string(NRanks) +
                        " or for a topology of " + std::to_string(NRanks) + " ranks");
-  Table.add(interpreted(std::move(Plan->Sched), "plan " + Name, Plan->Info));
+  Table.add(interpreted(std::move(Plan->Sched), "plan " + Name, Plan->Info, true));
 }
 
 Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
-                                    const emit::PlanInfo &Info) {
+                                    const emit::PlanInfo &Info, bool ConnectHost) {
   Algorithm A;
   A.Name = S.Algorithm;
   A.Origin = std::move(Origin);
@@ -108,19 +117,23 @@ Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
   A.MinBytes = Info.MinBytes;
   A.MaxBytes = Info.MaxBytes;
   A.Kind = Algorithm::Executor::Interpreter;
-  LinkSet Needed = linksOf(S);
+  A.Links = linksOf(S);
   int32_t BufferSlots = S.BufferSlots;
   A.Interp = std::make_shared<const exec::Interpreter>(std::move(S));
   A.Shape = A.Interp->shape();
-  const LinkSets::Set &Set = Links.connect(Needed, linkOptionsFor(A.Shape.Grid, BufferSlots));
-  A.Net = Set.Net.get();
-  A.SlotBytes = Set.Options.SlotBytes;
+  A.LinkOptions = linkOptionsFor(A.Shape.Grid, BufferSlots);
+  if (ConnectHost) {
+    const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
+    A.Net = Set.Net.get();
+    A.SlotBytes = Set.Options.SlotBytes;
+  }
   return A;
 }
 
 Algorithm Communicator::fallback(const Request &R) {
   sched::Schedule S = compileFallback(R.Collective, NRanks, R.Root);
-  return interpreted(std::move(S), "compiled at run time from the library", emit::PlanInfo{});
+  return interpreted(std::move(S), "compiled at run time from the library", emit::PlanInfo{},
+                     R.Where == Target::Host);
 }
 
 void Communicator::registerKernels(const host::KernelInfo *Infos, size_t Count) {
@@ -128,14 +141,31 @@ void Communicator::registerKernels(const host::KernelInfo *Infos, size_t Count) 
   checkUsable();
   require(Infos || Count == 0, "kernelInfos is null; pass the <algorithm>_kernels table that "
                                "cclc compile --emit=host generated");
+  std::vector<KernelEntry> Entries;
+  for (size_t I = 0; I < Count; ++I) {
+    Entries.push_back(entryOf(Infos[I]));
+    Entries.back().Host = Infos[I].Run;
+  }
+  registerTable(Entries, Algorithm::Executor::Kernel, "--emit=host");
+}
+
+void Communicator::registerCudaKernels(const void *Infos, size_t Count) {
+  std::lock_guard<std::mutex> Guard(CallLock);
+  checkUsable();
+  require(Infos || Count == 0, "kernelInfos is null; pass the <algorithm>_kernels table that "
+                               "cclc compile --emit=cuda generated");
+  registerTable(cudaKernelEntries(Infos, Count), Algorithm::Executor::CudaKernel, "--emit=cuda");
+}
+
+void Communicator::registerTable(std::span<const KernelEntry> Entries, Algorithm::Executor Kind,
+                                 const char *Flag) {
   // Check every entry first, so that a bad table loads nothing.
-  for (size_t I = 0; I < Count; ++I)
-    checkKernel(Infos[I], I, NRanks);
+  for (size_t I = 0; I < Entries.size(); ++I)
+    checkKernel(Entries[I], I, NRanks, Flag);
 
   // One algorithm per schedule, holding its kernels for every type and operator.
   std::vector<Algorithm> Groups;
-  for (size_t I = 0; I < Count; ++I) {
-    const host::KernelInfo &K = Infos[I];
+  for (const KernelEntry &K : Entries) {
     Algorithm A;
     A.Name = K.Algorithm;
     A.Origin = "kernels";
@@ -143,7 +173,7 @@ void Communicator::registerKernels(const host::KernelInfo *Infos, size_t Count) 
     A.Root = K.Root;
     A.MinBytes = K.MinBytes;
     A.MaxBytes = K.MaxBytes ? std::optional<uint64_t>(K.MaxBytes) : std::nullopt;
-    A.Kind = Algorithm::Executor::Kernel;
+    A.Kind = Kind;
     A.Shape = {K.Shape, K.InputUnits, K.OutputUnits, K.ScratchUnits};
     auto Same = [&](const Algorithm &G) {
       return G.Name == A.Name && G.Collective == A.Collective && G.Root == A.Root &&
@@ -153,7 +183,10 @@ void Communicator::registerKernels(const host::KernelInfo *Infos, size_t Count) 
     auto It = std::find_if(Groups.begin(), Groups.end(), Same);
     if (It == Groups.end())
       It = Groups.insert(Groups.end(), std::move(A));
-    It->Kernels[{K.Type, K.Op}] = K.Run;
+    if (Kind == Algorithm::Executor::CudaKernel)
+      It->CudaKernels[{K.Type, K.Op}] = K.Cuda;
+    else
+      It->Kernels[{K.Type, K.Op}] = K.Host;
   }
 
   for (Algorithm &A : Groups) {
@@ -165,11 +198,17 @@ void Communicator::registerKernels(const host::KernelInfo *Infos, size_t Count) 
           L.Collective == A.Collective && L.Root == A.Root && sameLayout(L.Shape, A.Shape))
         Plan = &L;
     if (Plan) {
-      A.Net = Plan->Net;
-      A.SlotBytes = Plan->SlotBytes;
+      A.Links = Plan->Links;
+      A.LinkOptions = Plan->LinkOptions;
     } else {
-      const LinkSets::Set &Set =
-          Links.connect(allLinks(NRanks, A.Shape.Grid.NChannels), linkOptionsFor(A.Shape.Grid, 0));
+      A.Links = allLinks(NRanks, A.Shape.Grid.NChannels);
+      A.LinkOptions = linkOptionsFor(A.Shape.Grid, 0);
+    }
+    // Host kernels run on the host's connections, connected now (the plan's,
+    // when it is loaded); CUDA kernels on the GPU's, connected at their first
+    // call.
+    if (Kind == Algorithm::Executor::Kernel) {
+      const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
       A.Net = Set.Net.get();
       A.SlotBytes = Set.Options.SlotBytes;
     }

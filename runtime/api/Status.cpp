@@ -61,8 +61,9 @@ const char *resultString(cclcResult_t Result) {
   switch (Result) {
   case cclcSuccess: return "no error";
   case cclcSystemError:
-    return "a system call failed (sockets, shared memory, memory); cclcGetLastError names "
-           "it: check the system's limits (/dev/shm, open files, ports)";
+    return "a system call or CUDA failed (sockets, shared memory, memory, no usable GPU); "
+           "cclcGetLastError names it: check the system's limits (/dev/shm, open files, "
+           "ports) or its GPUs";
   case cclcInternalError:
     return "an internal error of cclc; report it with the message of cclcGetLastError";
   case cclcInvalidArgument:

@@ -2,28 +2,55 @@
 
 #include "runtime/api/Workspace.h"
 
+#include <cstdlib>
 #include <new>
 
 namespace cclc::runtime {
 
 namespace {
+
 /// A cache line: vector copies and FIFO slots are aligned at least this much.
 constexpr size_t Alignment = 64;
+
+void *allocateHost(size_t Bytes) {
+  if (void *P = std::aligned_alloc(Alignment, Bytes))
+    return P;
+  throw std::bad_alloc();
+}
+
+void freeHost(void *Block) { std::free(Block); }
+
 } // namespace
+
+Workspace::Memory Workspace::hostMemory() { return {allocateHost, freeHost, false}; }
+
+Workspace::~Workspace() {
+  for (Block &B : Blocks)
+    if (B.Memory)
+      From.Free(B.Memory);
+  for (void *Old : Replaced)
+    From.Free(Old);
+}
 
 void *Workspace::get(Use U, size_t Bytes) {
   Block &B = Blocks[size_t(U)];
   if (B.Bytes < Bytes) {
     size_t Rounded = (Bytes + Alignment - 1) / Alignment * Alignment;
-    B.Memory.reset();
-    B.Memory.reset(std::aligned_alloc(Alignment, Rounded));
-    if (!B.Memory) {
-      B.Bytes = 0;
-      throw std::bad_alloc();
+    if (B.Memory && !From.KeepReplaced) {
+      // Freed first: the old and the new block are never both held.
+      From.Free(B.Memory);
+      B = {};
+    } else if (B.Memory) {
+      // Room to keep the old block, so that nothing below fails after the
+      // new one is allocated.
+      Replaced.reserve(Replaced.size() + 1);
     }
-    B.Bytes = Rounded;
+    void *New = From.Allocate(Rounded);
+    if (B.Memory)
+      Replaced.push_back(B.Memory);
+    B = {New, Rounded};
   }
-  return B.Memory.get();
+  return B.Memory;
 }
 
 } // namespace cclc::runtime

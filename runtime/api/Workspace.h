@@ -7,13 +7,18 @@
 // themselves, so each is kept, grown to the largest size asked so far, until
 // the communicator is destroyed.
 //
+// Host calls use host memory and are done when they return, so a grown
+// block's old memory is freed at once. GPU calls use device memory and
+// return before their kernels run: memory a queued kernel (or a captured
+// CUDA graph) may still use is kept until the workspace is destroyed, which
+// happens only once the GPU work is done.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include <array>
 #include <cstddef>
-#include <cstdlib>
-#include <memory>
+#include <vector>
 
 namespace cclc::runtime {
 
@@ -21,19 +26,36 @@ class Workspace {
 public:
   enum class Use { Scratch, InputCopy, StandInInput, StandInOutput, NumUses };
 
+  /// Where the memory comes from.
+  struct Memory {
+    /// Returns at least Bytes bytes aligned for vector copies, or throws.
+    void *(*Allocate)(size_t Bytes);
+    void (*Free)(void *Block);
+    /// Whether memory that growing replaces is kept until destruction.
+    bool KeepReplaced;
+  };
+  /// Host memory, freed as soon as it is replaced.
+  static Memory hostMemory();
+
+  explicit Workspace(const Memory &From = hostMemory()) : From(From) {}
+  ~Workspace();
+  Workspace(const Workspace &) = delete;
+  Workspace &operator=(const Workspace &) = delete;
+
   /// At least Bytes bytes for Use, aligned for any element type and for
-  /// vector copies; valid until the next call for the same Use.
+  /// vector copies; valid until the next call for the same Use (host
+  /// memory) or until destruction (memory that is kept).
   void *get(Use U, size_t Bytes);
 
 private:
-  struct Free {
-    void operator()(void *P) const { std::free(P); }
-  };
   struct Block {
-    std::unique_ptr<void, Free> Memory;
+    void *Memory = nullptr;
     size_t Bytes = 0;
   };
+  Memory From;
   std::array<Block, size_t(Use::NumUses)> Blocks;
+  /// Replaced blocks, kept until destruction.
+  std::vector<void *> Replaced;
 };
 
 } // namespace cclc::runtime

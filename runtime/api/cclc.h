@@ -3,8 +3,9 @@
 |* NCCL's shape: get a unique id on one rank, share it, init a communicator   *|
 |* on every rank, call collectives. Algorithms come from compiled plans       *|
 |* (cclc compile --emit=json) and linked generated kernels; each call picks   *|
-|* the loaded algorithm whose message-size window holds it. Every call        *|
-|* returns a status; cclcGetLastError says what went wrong and what to do.   *|
+|* the loaded algorithm whose message-size window holds it, on the host or,   *|
+|* given a CUDA stream, on the GPU. Every call returns a status;              *|
+|* cclcGetLastError says what went wrong and what to do.                      *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 #ifndef CCLC_H
@@ -23,12 +24,18 @@ typedef struct {
 } cclcUniqueId;
 
 typedef struct cclcComm *cclcComm_t;
-/** A cudaStream_t for GPU buffers; NULL for host buffers. */
+/** A cudaStream_t. A collective runs on the GPU, enqueued on this stream,
+ *  when the stream is not NULL or when its buffers are device memory (then on
+ *  the legacy default stream); otherwise it runs on the host and returns once
+ *  done. A communicator uses the CUDA device that is current on the calling
+ *  thread when it first runs on the GPU. Where CUDA finds no usable device, a
+ *  GPU call returns cclcSystemError (cclcInvalidUsage in a runtime built
+ *  without CUDA) and the communicator goes on serving host calls. */
 typedef void *cclcStream_t;
 
 typedef enum {
   cclcSuccess = 0,
-  cclcSystemError = 1,     /**< A system call failed (sockets, shared memory). */
+  cclcSystemError = 1,     /**< A system call or CUDA failed (sockets, a GPU). */
   cclcInternalError = 2,   /**< A bug in cclc. */
   cclcInvalidArgument = 3, /**< A bad pointer, count, type or operator. */
   cclcInvalidUsage = 4,    /**< A call that does not fit the communicator's state. */
@@ -63,7 +70,8 @@ cclcResult_t cclcGetUniqueId(cclcUniqueId *uniqueId);
 cclcResult_t cclcCommInitRank(cclcComm_t *comm, int nranks, cclcUniqueId commId, int rank);
 /** Joins the job a launcher started: Open MPI, Slurm, or MASTER_ADDR/RANK/WORLD_SIZE. */
 cclcResult_t cclcCommInitFromEnvironment(cclcComm_t *comm);
-/** Waits for the peers to finish, then frees everything. */
+/** Waits for the communicator's GPU work and for the peers to finish, then
+ *  frees everything. */
 cclcResult_t cclcCommDestroy(cclcComm_t comm);
 /** Stops every pending operation at once, here and at the peers, and frees
  *  everything; the only call that may come from another thread while one runs. */
@@ -80,6 +88,18 @@ cclcResult_t cclcCommLoadPlanText(cclcComm_t comm, const char *json, size_t byte
 /** Registers linked generated host kernels: a table of cclc::host::KernelInfo.
  *  Collective, like loading a plan. */
 cclcResult_t cclcCommRegisterKernels(cclcComm_t comm, const void *kernelInfos, size_t count);
+
+/** Registers linked generated CUDA kernels: a table of cclc::cuda::KernelInfo
+ *  (the <algorithm>_kernels table of cclc compile --emit=cuda). Collective, like
+ *  loading a plan. Fails with cclcInvalidUsage when the runtime was built
+ *  without CUDA. */
+cclcResult_t cclcCommRegisterCudaKernels(cclcComm_t comm, const void *kernelInfos, size_t count);
+/** Sets *asyncError to the communicator's failure: that of a GPU collective,
+ *  which returns before it runs, or of any earlier call; cclcSuccess while
+ *  none failed, else the failure's status (cclcGetLastError then says what
+ *  happened), after which the communicator takes no more calls. Reads the
+ *  kernels' status without waiting for them. */
+cclcResult_t cclcCommGetAsyncError(cclcComm_t comm, cclcResult_t *asyncError);
 
 /* Collectives follow NCCL: in place when sendbuff == recvbuff (allgather:
  * sendbuff == recvbuff + rank * sendcount; reduce-scatter: recvbuff ==

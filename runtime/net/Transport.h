@@ -10,6 +10,8 @@
 // Setting up is collective: every rank with links constructs its
 // Connections in the same order, and each pair of ranks checks that they
 // agree on the channels between them, the slot shape and the transport.
+// Those steps are LinkSetup's, which the GPU connections take too; this
+// class adds where host FIFOs live.
 //
 // Failures never hang. A wait that outlasts the bootstrap's timeout throws
 // host::CommError. abort() records a cause and raises the rank's abort flag
@@ -24,6 +26,7 @@
 #include "host/Connection.h"
 #include "host/Kernel.h"
 #include "runtime/net/Bootstrap.h"
+#include "runtime/net/LinkSetup.h"
 
 #include <atomic>
 #include <cstddef>
@@ -31,7 +34,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <utility>
@@ -41,26 +43,6 @@ namespace cclc::net {
 
 class ShmSegment;
 class TcpProxy;
-
-enum class TransportKind : uint32_t { Shm, Tcp };
-
-const char *transportName(TransportKind Kind);
-
-/// The transport this rank uses towards Peer: CCLC_TRANSPORT when set, else
-/// shared memory when both run on the same host, else TCP.
-TransportKind chooseTransport(const Bootstrap &B, int Peer);
-
-/// One direction of one channel to or from one peer.
-struct Link {
-  int Peer;
-  int Channel;
-};
-
-/// The shape of every FIFO; it must be the same on every rank.
-struct LinkOptions {
-  uint32_t NumSlots = 8;
-  size_t SlotBytes = size_t(1) << 17;
-};
 
 class Connections final : public host::Links {
 public:
@@ -84,16 +66,14 @@ public:
   std::string failure() const;
 
 private:
-  struct PeerPlan;
-
   int Rank;
   std::chrono::milliseconds Timeout;
   std::atomic<uint32_t> LocalAbort{0};
-  mutable std::mutex FailureLock;
-  std::string Failure;
+  FailureCause Failure;
   std::map<int, TransportKind> Kinds;
   /// One for the TCP links, one per segment; stable addresses.
   std::deque<host::Waiter> Waiters;
+  const host::Waiter *TcpWait = nullptr;
   std::vector<std::unique_ptr<ShmSegment>> Segments;
   /// Process memory of the TCP links' FIFOs.
   struct alignas(64) CacheLine {
@@ -104,16 +84,15 @@ private:
   std::map<std::pair<int, int>, host::Inbox> Ins;
   std::unique_ptr<TcpProxy> Proxy;
 
-  using Plans = std::map<int, PeerPlan>;
-
-  /// The setup steps, in order.
-  void createSegments(Plans &Peers, const LinkOptions &Options);
-  void describe(Bootstrap &B, Plans &Peers, uint32_t Sequence, const LinkOptions &Options);
-  void attachSegments(Bootstrap &B, Plans &Peers, uint32_t Sequence, const LinkOptions &Options);
-  void connectTcp(Bootstrap &B, Plans &Peers, uint32_t Sequence, const LinkOptions &Options);
-
+  /// The receiver's side of each shared-memory link: a segment per peer,
+  /// whose name becomes the offer to the sender.
+  void createSegments(LinkSetup &Setup, const LinkOptions &Options,
+                      std::map<int, ShmSegment *> &Created);
+  /// The sender's side: maps the segment Peer offered.
+  void attachSegment(int Peer, const PeerLinks &P, const LinkOptions &Options);
+  /// A FIFO of a TCP link, in process memory.
+  host::Fifo newTcpFifo(int Peer, int Channel, bool Send, const LinkOptions &Options);
   const host::Waiter *addWaiter(const std::atomic<uint32_t> &Abort);
-  host::Fifo newLocalFifo(const LinkOptions &Options);
 };
 
 } // namespace cclc::net

@@ -2,13 +2,14 @@
 
 #include "runtime/perf/Bench.h"
 #include "runtime/perf/Calls.h"
+#include "runtime/perf/Memory.h"
 #include "runtime/perf/Report.h"
 
 #include "runtime/api/Types.h"
 #include "runtime/exec/Interpreter.h"
 
 #include <chrono>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -20,42 +21,32 @@ namespace {
 
 using dsl::CollectiveKind;
 
-void check(cclcResult_t Result, const std::string &What) {
-  if (Result != cclcSuccess)
-    throw std::runtime_error(What + " failed: " + cclcGetErrorString(Result) + "\n  " +
-                             cclcGetLastError(nullptr));
-}
-
 size_t typeBytes(cclcDataType_t Type) { return exec::dtypeBytes(runtime::hostType(Type)); }
-
-struct FreeDeleter {
-  void operator()(void *P) const { std::free(P); }
-};
-using Buffer = std::unique_ptr<std::byte, FreeDeleter>;
-
-Buffer allocate(size_t Bytes) {
-  Buffer B(static_cast<std::byte *>(std::aligned_alloc(64, (Bytes + 64) / 64 * 64)));
-  if (!B)
-    throw std::runtime_error("cannot allocate " + std::to_string(Bytes) + " bytes");
-  return B;
-}
 
 class Bench {
 public:
-  Bench(const Options &Opts, cclcComm_t Comm) : Opts(Opts), Comm(Comm), Print(Opts, stdout) {
+  /// Mem receives the rank's memory, so that it outlives a failure of the
+  /// benchmark: device buffers must stay until the communicator has stopped
+  /// the kernels that may still use them.
+  Bench(const Options &Opts, cclcComm_t Comm, std::unique_ptr<Memory> &Mem)
+      : Opts(Opts), Comm(Comm), Mem(Mem), Print(Opts, stdout) {
     check(cclcCommUserRank(Comm, &Rank), "cclcCommUserRank");
     check(cclcCommCount(Comm, &NRanks), "cclcCommCount");
-    // nccl-tests' sizes bound the larger buffer, which is never above -e.
-    Send = allocate(Opts.MaxBytes);
-    Recv = allocate(Opts.MaxBytes);
   }
 
   int run() {
+    std::vector<Identity> Ids = allGather(identity());
+    std::vector<std::string> Devices = openMemory(Ids);
     for (const std::string &Plan : Opts.Plans)
       check(cclcCommLoadPlan(Comm, Plan.c_str()), "loading plan " + Plan);
-    std::vector<RankInfo> Ranks = gatherRanks();
-    if (Rank == 0)
+    if (Rank == 0) {
+      std::vector<RankInfo> Ranks;
+      for (size_t R = 0; R < Ids.size(); ++R)
+        Ranks.push_back({Ids[R].Pid,
+                         std::string(Ids[R].Host, strnlen(Ids[R].Host, sizeof Ids[R].Host)),
+                         Devices[R]});
       Print.header(Ranks);
+    }
     for (CollectiveKind Collective : Opts.Collectives) {
       if (Rank == 0)
         Print.columns(Collective);
@@ -76,48 +67,105 @@ public:
   }
 
 private:
-  /// Every rank's pid and host, for the header: an allgather of bytes.
-  std::vector<RankInfo> gatherRanks() {
-    struct Entry {
-      int32_t Pid;
-      char Host[60];
-    } Mine{int32_t(::getpid()), {}};
+  /// A rank's process and host, as every rank learns them.
+  struct Identity {
+    int32_t Pid;
+    char Host[60];
+  };
+
+  Identity identity() const {
+    Identity Mine{int32_t(::getpid()), {}};
     ::gethostname(Mine.Host, sizeof Mine.Host - 1);
-    std::vector<Entry> All(static_cast<size_t>(NRanks));
-    check(cclcAllGather(&Mine, All.data(), sizeof Mine, cclcUint8, Comm, nullptr),
-          "gathering the ranks' hosts");
-    std::vector<RankInfo> Ranks;
-    for (const Entry &E : All)
-      Ranks.push_back({E.Pid, std::string(E.Host, strnlen(E.Host, sizeof E.Host))});
-    return Ranks;
+    return Mine;
   }
 
-  /// The sum over the ranks of V, through an allreduce.
+  /// Every rank's Mine, in rank order: an allgather of bytes on the host.
+  template <class T> std::vector<T> allGather(const T &Mine) {
+    std::vector<T> All(static_cast<size_t>(NRanks));
+    check(cclcAllGather(&Mine, All.data(), sizeof Mine, cclcUint8, Comm, nullptr),
+          "gathering what the ranks are");
+    return All;
+  }
+
+  /// The sum over the ranks of V, through an allreduce on the host.
   template <class T> T sumOverRanks(T V, cclcDataType_t Type) {
     T Sum{};
     check(cclcAllReduce(&V, &Sum, 1, Type, cclcSum, Comm, nullptr), "summing over the ranks");
     return Sum;
   }
 
+  /// Opens the rank's memory: on GPUs, device (local rank) modulo the GPUs
+  /// of the host, where the local rank counts the ranks before this one on
+  /// its host, as nccl-tests counts them. Returns every rank's device for the
+  /// header. Every rank fails when one cannot open its memory, so that none
+  /// waits in a later call for a rank that gave up; the exchange is an
+  /// allgather, which no plan loaded afterwards could have served.
+  std::vector<std::string> openMemory(const std::vector<Identity> &Ids) {
+    std::string Why;
+    try {
+      if (!Opts.Gpu)
+        Mem = makeHostMemory(Opts.MaxBytes);
+      else {
+        int LocalRank = 0;
+        for (int R = 0; R < Rank; ++R)
+          LocalRank += std::strncmp(Ids[size_t(R)].Host, Ids[size_t(Rank)].Host,
+                                    sizeof(Identity::Host)) == 0;
+        Mem = makeDeviceMemory(Opts.MaxBytes, LocalRank, Opts.GraphLaunches, Comm);
+      }
+    } catch (const std::exception &E) {
+      Why = E.what();
+    }
+    /// The device, or why there is none.
+    struct Placed {
+      int32_t Failed;
+      char Text[124];
+    } Mine{!Mem, {}};
+    (Mem ? Mem->describe() : Why).copy(Mine.Text, sizeof Mine.Text - 1);
+    std::vector<Placed> All = allGather(Mine);
+    if (!Mem)
+      throw std::runtime_error(Why);
+    std::vector<std::string> Devices;
+    for (size_t R = 0; R < All.size(); ++R) {
+      if (All[R].Failed)
+        throw std::runtime_error("rank " + std::to_string(R) +
+                                 " could not place its buffers: " + All[R].Text);
+      Devices.push_back(All[R].Text);
+    }
+    return Devices;
+  }
+
   Measurement measure(const Call &C, bool InPlace) {
-    CallBuffers B = placeBuffers(C, Rank, InPlace, Send.get(), Recv.get());
-    fillInput(C, Rank, NRanks, B.Input);
+    CallBuffers B = placeBuffers(C, Rank, InPlace, Mem->send(), Mem->recv());
+    Extents E = extents(C.Collective, C.Count, NRanks);
+    auto Fill = [&](void *Input) { fillInput(C, Rank, NRanks, Input); };
     std::string What = std::string(collectiveLabel(C.Collective)) + " of " +
                        std::to_string(C.Count) + " " + typeLabel(C.Type) +
                        (InPlace ? " in place" : " out of place");
+    auto Invoke = [&] { check(invoke(C, B.Send, B.Recv, Comm, Mem->stream()), What); };
+
+    Mem->write(B.Input, E.Send * typeBytes(C.Type), Fill);
     for (int I = 0; I < Opts.Warmup; ++I)
-      check(invoke(C, B.Send, B.Recv, Comm), What);
+      Invoke();
+    Mem->wait(What);
+    Batch Timed = Mem->batch(Opts.Iters, Invoke);
     sumOverRanks<int32_t>(0, cclcInt32); // Start the timed loops together.
     auto Start = std::chrono::steady_clock::now();
-    for (int I = 0; I < Opts.Iters; ++I)
-      check(invoke(C, B.Send, B.Recv, Comm), What);
+    Timed.Run();
+    Mem->wait(What);
     std::chrono::duration<double> Took = std::chrono::steady_clock::now() - Start;
     Measurement M;
-    M.Seconds = sumOverRanks<double>(Took.count() / Opts.Iters, cclcFloat64) / NRanks;
+    M.Seconds = sumOverRanks<double>(Took.count() / Timed.Calls, cclcFloat64) / NRanks;
     if (Opts.Check) {
-      fillInput(C, Rank, NRanks, B.Input);
-      check(invoke(C, B.Send, B.Recv, Comm), What);
-      uint64_t Mine = countWrong(C, Rank, NRanks, B.Recv);
+      // Output the call leaves alone keeps bits no result has (NaN, -1,
+      // 255), so a call that did nothing fails the check rather than
+      // passing on the timed calls' results.
+      size_t RecvBytes = E.Recv * typeBytes(C.Type);
+      Mem->write(B.Recv, RecvBytes, [&](void *Out) { std::memset(Out, 0xff, RecvBytes); });
+      Mem->write(B.Input, E.Send * typeBytes(C.Type), Fill);
+      Invoke();
+      Mem->wait(What);
+      uint64_t Mine = Mem->read(
+          B.Recv, RecvBytes, [&](const void *Recv) { return countWrong(C, Rank, NRanks, Recv); });
       if (Mine)
         Wrong = true;
       M.Wrong = sumOverRanks<uint64_t>(Mine, cclcUint64);
@@ -142,16 +190,30 @@ private:
 
   const Options &Opts;
   cclcComm_t Comm;
+  std::unique_ptr<Memory> &Mem;
   Report Print;
   int Rank = 0;
   int NRanks = 1;
-  Buffer Send, Recv;
   /// Whether this rank saw a wrong element.
   bool Wrong = false;
 };
 
 } // namespace
 
-int runBenchmarks(const Options &Opts, cclcComm_t Comm) { return Bench(Opts, Comm).run(); }
+int runBenchmarks(const Options &Opts, cclcComm_t Comm) {
+  int Rank = 0;
+  cclcCommUserRank(Comm, &Rank);
+  std::unique_ptr<Memory> Mem;
+  try {
+    int Code = Bench(Opts, Comm, Mem).run();
+    check(cclcCommDestroy(Comm), "cclcCommDestroy");
+    return Code;
+  } catch (const std::runtime_error &E) {
+    std::fprintf(stderr, "cclc-perf: rank %d: %s\n", Rank, E.what());
+    // Stops the kernels of a failed call before their buffers are freed.
+    cclcCommAbort(Comm);
+    return 1;
+  }
+}
 
 } // namespace cclc::perf

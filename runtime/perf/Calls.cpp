@@ -8,6 +8,7 @@
 #include "runtime/exec/Interpreter.h"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace cclc::perf {
 
@@ -59,20 +60,27 @@ Extents extents(CollectiveKind Collective, size_t Count, int NRanks) {
   CCLC_UNREACHABLE("the C API has no alltoall");
 }
 
-cclcResult_t invoke(const Call &C, const void *Send, void *Recv, cclcComm_t Comm) {
+cclcResult_t invoke(const Call &C, const void *Send, void *Recv, cclcComm_t Comm,
+                    cclcStream_t Stream) {
   switch (C.Collective) {
   case CollectiveKind::AllReduce:
-    return cclcAllReduce(Send, Recv, C.Count, C.Type, C.Op, Comm, nullptr);
-  case CollectiveKind::AllGather: return cclcAllGather(Send, Recv, C.Count, C.Type, Comm, nullptr);
+    return cclcAllReduce(Send, Recv, C.Count, C.Type, C.Op, Comm, Stream);
+  case CollectiveKind::AllGather: return cclcAllGather(Send, Recv, C.Count, C.Type, Comm, Stream);
   case CollectiveKind::ReduceScatter:
-    return cclcReduceScatter(Send, Recv, C.Count, C.Type, C.Op, Comm, nullptr);
+    return cclcReduceScatter(Send, Recv, C.Count, C.Type, C.Op, Comm, Stream);
   case CollectiveKind::Broadcast:
-    return cclcBroadcast(Send, Recv, C.Count, C.Type, C.Root, Comm, nullptr);
+    return cclcBroadcast(Send, Recv, C.Count, C.Type, C.Root, Comm, Stream);
   case CollectiveKind::Reduce:
-    return cclcReduce(Send, Recv, C.Count, C.Type, C.Op, C.Root, Comm, nullptr);
+    return cclcReduce(Send, Recv, C.Count, C.Type, C.Op, C.Root, Comm, Stream);
   case CollectiveKind::AllToAll: break;
   }
   CCLC_UNREACHABLE("the C API has no alltoall");
+}
+
+void check(cclcResult_t Result, const std::string &What) {
+  if (Result != cclcSuccess)
+    throw std::runtime_error(What + " failed: " + cclcGetErrorString(Result) + "\n  " +
+                             cclcGetLastError(nullptr));
 }
 
 CallBuffers placeBuffers(const Call &C, int Rank, bool InPlace, void *Send, void *Recv) {

@@ -20,6 +20,7 @@
 #include "dsl/AST.h"
 
 #include <cstddef>
+#include <string>
 
 namespace cclc::perf {
 
@@ -35,8 +36,13 @@ struct Call {
   size_t Count = 0;
 };
 
-/// Makes C through the C API.
-cclcResult_t invoke(const Call &C, const void *Send, void *Recv, cclcComm_t Comm);
+/// Makes C through the C API: on the host, or enqueued on Stream.
+cclcResult_t invoke(const Call &C, const void *Send, void *Recv, cclcComm_t Comm,
+                    cclcStream_t Stream = nullptr);
+
+/// Throws std::runtime_error saying that What failed, with the status and
+/// the runtime's message, unless Result is cclcSuccess.
+void check(cclcResult_t Result, const std::string &What);
 
 /// The buffers of one call of rank Rank: Send and Recv as the call takes
 /// them, and Input, where its input starts.

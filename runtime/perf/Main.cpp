@@ -2,15 +2,17 @@
 //
 // Measures the runtime's collectives as nccl-tests measures NCCL's: with
 // `-np N` it forks N ranks on this host; without, it is one rank of a job a
-// launcher started (`mpirun -np 4 cclc-perf allreduce ...`).
+// launcher started (`mpirun -np 4 cclc-perf allreduce ...`). The parent of
+// forked ranks never touches CUDA, which does not survive fork: only the
+// ranks open their GPUs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/perf/Bench.h"
 #include "runtime/perf/LocalRanks.h"
+#include "runtime/perf/Memory.h"
 
 #include <cstdio>
-#include <stdexcept>
 #include <sys/wait.h>
 
 using namespace cclc::perf;
@@ -26,19 +28,7 @@ template <class F> int runRank(const Options &Opts, F &&Init) {
                  cclcGetErrorString(Result), cclcGetLastError(nullptr));
     return 1;
   }
-  int Rank = 0;
-  cclcCommUserRank(Comm, &Rank);
-  try {
-    int Code = runBenchmarks(Opts, Comm);
-    Result = cclcCommDestroy(Comm);
-    if (Result != cclcSuccess)
-      throw std::runtime_error(std::string("cclcCommDestroy failed: ") + cclcGetLastError(nullptr));
-    return Code;
-  } catch (const std::runtime_error &E) {
-    std::fprintf(stderr, "cclc-perf: rank %d: %s\n", Rank, E.what());
-    cclcCommAbort(Comm);
-    return 1;
-  }
+  return runBenchmarks(Opts, Comm);
 }
 
 } // namespace
@@ -48,6 +38,8 @@ int main(int Argc, char **Argv) {
   std::optional<Options> Opts = parseOptions(std::vector<std::string>(Argv + 1, Argv + Argc), Exit);
   if (!Opts)
     return Exit;
+  if (Opts->GpuProbe)
+    return probeDevices(stdout);
   if (Opts->NRanks == 0)
     return runRank(*Opts, [](cclcComm_t *Comm) { return cclcCommInitFromEnvironment(Comm); });
 

@@ -56,7 +56,13 @@ const char *Usage =
     "  -np N                 fork N ranks on this host; without it, join the job of a\n"
     "                        launcher (mpirun, srun, torchrun)\n"
     "  --plan FILE           load a plan (cclc compile --emit=json) on every rank; repeat\n"
-    "                        for more\n";
+    "                        for more\n"
+    "  --gpu                 buffers in GPU memory, calls on a CUDA stream; a rank uses\n"
+    "                        the GPU of its local rank modulo the host's GPU count\n"
+    "  -G, --cudagraph N     with --gpu, capture each timed loop in a CUDA graph and\n"
+    "                        launch it N times (default 0: no graphs)\n"
+    "  --gpu-probe           list the CUDA devices, or say why there are none (exit\n"
+    "                        status 1), and run nothing\n";
 
 /// "32M" -> 33554432.
 uint64_t parseSize(const std::string &Option, const std::string &Text) {
@@ -136,6 +142,14 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
         Exit = 0;
         return std::nullopt;
       }
+      if (A == "--gpu") {
+        Opts.Gpu = true;
+        continue;
+      }
+      if (A == "--gpu-probe") {
+        Opts.GpuProbe = true;
+        continue;
+      }
       if (A.empty() || A[0] != '-') {
         if (!Opts.Collectives.empty())
           throw std::invalid_argument("unexpected argument '" + A + "'");
@@ -171,11 +185,17 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
         Opts.NRanks = parseInt(A, V, 1);
       else if (A == "--plan")
         Opts.Plans.push_back(V);
+      else if (A == "-G" || A == "--cudagraph")
+        Opts.GraphLaunches = parseInt(A, V, 0);
       else
         throw std::invalid_argument("unknown option " + A);
     }
+    if (Opts.GpuProbe)
+      return Opts;
     if (Opts.Collectives.empty())
       throw std::invalid_argument("no collective given");
+    if (Opts.GraphLaunches && !Opts.Gpu)
+      throw std::invalid_argument("-G captures calls on a GPU's stream; give --gpu too");
     if (Opts.MinBytes > Opts.MaxBytes)
       throw std::invalid_argument("-b is larger than -e");
     if (Opts.StepFactor == 1 && Opts.StepBytes == 0)

@@ -2,12 +2,17 @@
 //
 // nccl-tests' options, so that scripts written for all_reduce_perf and its
 // siblings run cclc-perf unchanged (the collective becomes the first
-// argument), plus what a host runtime needs instead of GPUs:
+// argument), plus cclc's own: -np forks the ranks, --plan loads plans, and
+// --gpu puts the buffers in device memory, where nccl-tests always has them
+// (cclc-perf's default is host memory, which the runtime serves as well):
 //
 //   cclc-perf <allreduce|allgather|reducescatter|broadcast|reduce|all>
 //             [-b minbytes] [-e maxbytes] [-i stepbytes | -f stepfactor]
 //             [-n iters] [-w warmup] [-c check] [-d type|all] [-o op|all]
-//             [-r root] [-np ranks] [--plan FILE]...
+//             [-r root] [-np ranks] [--plan FILE]... [--gpu [-G launches]]
+//   cclc-perf --gpu-probe
+//
+// -G is nccl-tests' CUDA graph mode, for --gpu.
 //
 // Sizes take nccl-tests' K, M and G suffixes (powers of 1024).
 //
@@ -41,6 +46,13 @@ struct Options {
   /// Ranks to fork; 0 joins the job of a launcher (mpirun, srun, torchrun).
   int NRanks = 0;
   std::vector<std::string> Plans;
+  /// Buffers in device memory and calls on a CUDA stream, one per rank.
+  bool Gpu = false;
+  /// With Gpu: each timed loop is captured in a CUDA graph launched this
+  /// many times; 0 makes the calls themselves.
+  int GraphLaunches = 0;
+  /// Only list the CUDA devices, or say why there are none (--gpu-probe).
+  bool GpuProbe = false;
 };
 
 /// Parses Args (without the program name). Nullopt after printing the

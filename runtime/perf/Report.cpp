@@ -9,15 +9,16 @@ namespace cclc::perf {
 void Report::header(const std::vector<RankInfo> &Ranks) {
   bool Factor = Opts.StepFactor > 1;
   std::fprintf(Out,
-               "# nThread 1 nGpus 0 minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d "
-               "iters: %d agg iters: 1 validation: %d graph: 0\n#\n# Using devices\n",
-               static_cast<unsigned long long>(Opts.MinBytes),
+               "# nThread 1 nGpus %d minBytes %llu maxBytes %llu step: %llu(%s) warmup iters: %d "
+               "iters: %d agg iters: 1 validation: %d graph: %d\n#\n# Using devices\n",
+               Opts.Gpu ? 1 : 0, static_cast<unsigned long long>(Opts.MinBytes),
                static_cast<unsigned long long>(Opts.MaxBytes),
                static_cast<unsigned long long>(Factor ? Opts.StepFactor : Opts.StepBytes),
-               Factor ? "factor" : "bytes", Opts.Warmup, Opts.Iters, Opts.Check ? 1 : 0);
+               Factor ? "factor" : "bytes", Opts.Warmup, Opts.Iters, Opts.Check ? 1 : 0,
+               Opts.GraphLaunches);
   for (size_t R = 0; R < Ranks.size(); ++R)
-    std::fprintf(Out, "#  Rank %2zu Group  0 Pid %6d on %10s device host\n", R, Ranks[R].Pid,
-                 Ranks[R].Host.c_str());
+    std::fprintf(Out, "#  Rank %2zu Group  0 Pid %6d on %10s device %s\n", R, Ranks[R].Pid,
+                 Ranks[R].Host.c_str(), Ranks[R].Device.c_str());
   for (const std::string &Plan : Opts.Plans)
     std::fprintf(Out, "#  Plan %s\n", Plan.c_str());
 }

@@ -22,6 +22,8 @@ namespace cclc::perf {
 struct RankInfo {
   int Pid = 0;
   std::string Host;
+  /// "host", or the GPU as nccl-tests names it: " 0 [0x1b] NVIDIA H200".
+  std::string Device;
 };
 
 /// One measurement: out-of-place or in-place.

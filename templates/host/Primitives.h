@@ -74,7 +74,11 @@ template <class T, class Op, bool WithOut, class S>
         __builtin_prefetch(Src + I + Ahead);
         __builtin_prefetch(Acc + I + Ahead, 1);
       }
+    // nvcc's front end, which reads this header in .cu files that use host
+    // FIFOs, knows no GCC pragma; those files call no element loop.
+#if !defined(__CUDACC__)
 #pragma GCC unroll 16
+#endif
     for (size_t J = 0; J < Block; ++J) {
       S R = Bits::put(Fn(Bits::get(Acc[I + J]), Bits::get(Src[I + J])));
       Acc[I + J] = R;

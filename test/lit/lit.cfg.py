@@ -12,10 +12,10 @@ config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cclc_obj_root, "test", "lit")
 
-# cclc and the LLVM tools (FileCheck, not) come first on PATH.
-path = os.pathsep.join([config.cclc_tools_dir, config.llvm_tools_dir,
-                        config.environment.get("PATH", os.environ["PATH"])])
-config.environment["PATH"] = path
+# cclc and the LLVM tools (FileCheck, not) come first on PATH; "cuda-device"
+# where cclc-perf --gpu can run (the GPU suite, test/gpu, says why not where
+# it cannot).
+lit_config.load_config(config, os.path.join(config.cclc_src_root, "test", "gpu", "lit.tools.py"))
 
 config.substitutions.append(("%algorithms", os.path.join(config.cclc_src_root, "algorithms")))
 config.substitutions.append(("%topologies",

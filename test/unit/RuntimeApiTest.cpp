@@ -1,8 +1,9 @@
 //===- RuntimeApiTest.cpp - The C API within one process ------------------===//
 //
-// Argument checks, status strings, plan loading and refusal, and the choice
-// of algorithm, on a communicator of one rank (which needs no other process)
-// and on the runtime's own classes.
+// Argument checks, status strings, plan loading and refusal, the GPU entry
+// points of a communicator that never ran on the GPU, and the choice of
+// algorithm for either target, on a communicator of one rank (which needs no
+// other process) and on the runtime's own classes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,9 +110,6 @@ TEST_F(OneRank, ArgumentChecksSayWhatIsWrong) {
               "root -1");
   expectError(cclcAllReduce(X, X, SIZE_MAX / 2, cclcFloat64, cclcSum, Comm, nullptr),
               cclcInvalidArgument, "overflows");
-  int Stream = 0;
-  expectError(cclcAllGather(X, X, 4, cclcFloat32, Comm, &Stream), cclcInvalidArgument,
-              "NULL stream");
   expectError(cclcAllReduce(X, X, 4, cclcFloat32, cclcSum, nullptr, nullptr), cclcInvalidArgument,
               "comm is null");
   // A refused call leaves the communicator working; count 0 needs no buffers.
@@ -200,6 +198,32 @@ TEST_F(OneRank, KernelTablesAreChecked) {
   EXPECT_EQ(cclcCommRegisterKernels(Comm, nullptr, 0), cclcSuccess);
 }
 
+TEST_F(OneRank, AsyncErrorOfAHostCommunicatorIsSuccess) {
+  cclcResult_t Async = cclcInternalError;
+  EXPECT_EQ(cclcCommGetAsyncError(Comm, &Async), cclcSuccess) << cclcGetLastError(Comm);
+  EXPECT_EQ(Async, cclcSuccess);
+  runChecked(Comm, {CollectiveKind::AllReduce, cclcFloat64, cclcSum, 0, 10}, 0, 1);
+  EXPECT_EQ(cclcCommGetAsyncError(Comm, &Async), cclcSuccess) << cclcGetLastError(Comm);
+  EXPECT_EQ(Async, cclcSuccess);
+  expectError(cclcCommGetAsyncError(Comm, nullptr), cclcInvalidArgument, "asyncError is null");
+  expectError(cclcCommGetAsyncError(nullptr, &Async), cclcInvalidArgument, "comm is null");
+}
+
+TEST_F(OneRank, CudaKernelTablesAreChecked) {
+  expectError(cclcCommRegisterCudaKernels(Comm, nullptr, 1), cclcInvalidArgument,
+              "kernelInfos is null; pass the <algorithm>_kernels table that cclc compile "
+              "--emit=cuda generated");
+#ifdef CCLC_TEST_HAVE_CUDA
+  EXPECT_EQ(cclcCommRegisterCudaKernels(Comm, nullptr, 0), cclcSuccess) << cclcGetLastError(Comm);
+#else
+  expectError(cclcCommRegisterCudaKernels(Comm, nullptr, 0), cclcInvalidUsage, "without CUDA");
+#endif
+  expectError(cclcCommRegisterCudaKernels(nullptr, nullptr, 0), cclcInvalidArgument,
+              "comm is null");
+  // Refusals leave the communicator working.
+  runChecked(Comm, {CollectiveKind::AllGather, cclcUint8, cclcSum, 0, 3}, 0, 1);
+}
+
 TEST(Fallback, EveryRingCompilesForEveryRankCountAndRoot) {
   for (CollectiveKind Collective :
        {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
@@ -224,29 +248,40 @@ TEST(Fallback, EveryRingCompilesForEveryRankCountAndRoot) {
 /// The choice among algorithms, without transports.
 class Choice : public ::testing::Test {
 protected:
+  using Executor = runtime::Algorithm::Executor;
+
   runtime::Algorithm algorithm(const std::string &Name, uint64_t Min, std::optional<uint64_t> Max,
-                               bool Kernel = false) {
+                               Executor Kind = Executor::Interpreter) {
     runtime::Algorithm A;
     A.Name = Name;
     A.Origin = "test";
     A.Collective = CollectiveKind::AllReduce;
     A.MinBytes = Min;
     A.MaxBytes = Max;
-    if (Kernel) {
-      A.Kind = runtime::Algorithm::Executor::Kernel;
+    A.Kind = Kind;
+    if (Kind == Executor::Kernel)
       A.Kernels[{host::DType::F32, host::RedOp::Sum}] = [](const host::KernelArgs &, int) {};
-    }
+    // Choosing never reads the entry, which only CUDA code can.
+    if (Kind == Executor::CudaKernel)
+      A.CudaKernels[{host::DType::F32, host::RedOp::Sum}] =
+          reinterpret_cast<const cuda::KernelInfo *>(&CudaEntry);
     return A;
   }
   std::string choose(size_t Count, host::DType Type = host::DType::F32,
-                     CollectiveKind Collective = CollectiveKind::AllReduce, int Root = 0) {
+                     CollectiveKind Collective = CollectiveKind::AllReduce, int Root = 0,
+                     runtime::Target Where = runtime::Target::Host) {
     runtime::Request R;
     R.Collective = Collective;
     R.Root = Root;
     R.Count = Count;
     R.Type = Type;
+    R.Where = Where;
     return Table.choose(R, [&] { return algorithm("fallback", 0, std::nullopt); }).Name;
   }
+  std::string chooseOnGpu(size_t Count, host::DType Type = host::DType::F32) {
+    return choose(Count, Type, CollectiveKind::AllReduce, 0, runtime::Target::Gpu);
+  }
+  int CudaEntry = 0;
   runtime::AlgorithmTable Table{0, 4};
 };
 
@@ -263,10 +298,22 @@ TEST_F(Choice, TheNarrowestWindowHoldingTheSizeWins) {
 
 TEST_F(Choice, KernelsBeatThePlanInterpreterWhereTheyHaveTheType) {
   Table.add(algorithm("plan", 0, 4096));
-  Table.add(algorithm("kernel", 0, std::nullopt, /*Kernel=*/true));
+  Table.add(algorithm("kernel", 0, std::nullopt, Executor::Kernel));
   EXPECT_EQ(choose(8), "kernel");
   EXPECT_EQ(choose(8, host::DType::F64), "plan");
   EXPECT_EQ(choose(1 << 20, host::DType::F64), "fallback");
+}
+
+TEST_F(Choice, EachTargetRunsOnlyItsOwnKernels) {
+  Table.add(algorithm("host kernel", 0, std::nullopt, Executor::Kernel));
+  Table.add(algorithm("cuda kernel", 0, std::nullopt, Executor::CudaKernel));
+  Table.add(algorithm("plan", 0, 1 << 20));
+  EXPECT_EQ(choose(8), "host kernel");
+  EXPECT_EQ(chooseOnGpu(8), "cuda kernel");
+  // Where no kernel has the type, the plan serves both targets.
+  EXPECT_EQ(choose(8, host::DType::F64), "plan");
+  EXPECT_EQ(chooseOnGpu(8, host::DType::F64), "plan");
+  EXPECT_EQ(chooseOnGpu(1 << 20, host::DType::F64), "fallback");
 }
 
 TEST_F(Choice, NothingFittingFallsBackLoudly) {
@@ -295,6 +342,30 @@ TEST_F(Choice, ChoicesAreLoggedOnceWithDebugInfo) {
     Logged.choose(R, [&] { return algorithm("fallback", 0, std::nullopt); });
   std::string Log = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(Log, "cclc INFO rank 0: allreduce of 400 B (f32, sum) runs everything (test, plan "
+                 "interpreter, 1 channel, sizes 0 B and up)\n");
+}
+
+TEST_F(Choice, GpuChoicesNameTheirExecutors) {
+  ScopedEnv Debug("CCLC_DEBUG", "INFO");
+  runtime::AlgorithmTable Logged(0, 4);
+  Logged.add(algorithm("everything", 0, std::nullopt));
+  Logged.add(algorithm("kernel", 0, 64, Executor::CudaKernel));
+  runtime::Request R;
+  R.Count = 100;
+  R.Where = runtime::Target::Gpu;
+  ::testing::internal::CaptureStderr();
+  for (size_t Count : {100, 10, 100, 10}) {
+    R.Count = Count;
+    Logged.choose(R, [&] { return algorithm("fallback", 0, std::nullopt); });
+  }
+  R.Where = runtime::Target::Host;
+  Logged.choose(R, [&] { return algorithm("fallback", 0, std::nullopt); });
+  std::string Log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(Log, "cclc INFO rank 0: allreduce of 400 B (f32, sum) runs everything (test, GPU plan "
+                 "interpreter, 1 channel, sizes 0 B and up)\n"
+                 "cclc INFO rank 0: allreduce of 40 B (f32, sum) runs kernel (test, generated CUDA "
+                 "kernel, 1 channel, sizes 0 B..64 B)\n"
+                 "cclc INFO rank 0: allreduce of 40 B (f32, sum) runs everything (test, plan "
                  "interpreter, 1 channel, sizes 0 B and up)\n");
 }
 

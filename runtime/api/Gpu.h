@@ -1,0 +1,80 @@
+//===- Gpu.h - What the runtime asks of the GPU -----------------*- C++ -*-===//
+//
+// The C API runs collectives on the GPU through this interface, so that the
+// rest of the runtime compiles with the host compiler alone and builds
+// without CUDA: runtime/cuda/GpuContext.cu implements it in builds with CUDA,
+// NoGpu.cpp in builds without, where every GPU call is refused.
+//
+// Nothing here initialises CUDA unless the call needs the GPU. Programs fork
+// their ranks, and CUDA does not survive a fork: a host call must leave a
+// process free to fork.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/api/Algorithms.h"
+#include "runtime/api/Status.h"
+#include "runtime/api/Workspace.h"
+
+#include "common/KernelTypes.h"
+#include "runtime/net/Bootstrap.h"
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cclc::runtime {
+
+/// A communicator's GPU: its device, the connections and programs of the
+/// algorithms that ran there, the device workspace, the abort word its
+/// kernels watch and the status word they record failures in. Made at the
+/// communicator's first GPU call; destroying it waits for its GPU work.
+class GpuContext {
+public:
+  virtual ~GpuContext() = default;
+
+  /// Refuses, with ApiError(cclcInvalidArgument), a buffer the device cannot
+  /// reach: host memory that is neither pinned nor managed, or another
+  /// device's memory. Name names the buffer in the message.
+  virtual void checkBuffer(const void *Buffer, const char *Name) = 0;
+  /// Device memory for what GPU calls need besides the caller's buffers.
+  virtual Workspace &space() = 0;
+  /// Enqueues a copy of Bytes from Src to Dst on Stream.
+  virtual void copy(void *Dst, const void *Src, size_t Bytes, void *Stream) = 0;
+  /// Enqueues R, run by A, on Stream (a cudaStream_t; null for the legacy
+  /// default stream) with Args' buffers and count, and returns without
+  /// waiting. A's first launch connects its transports and uploads its
+  /// program, which is collective. Throws ApiError(cclcSystemError) when
+  /// CUDA fails.
+  virtual void launch(const Request &R, const Algorithm &A, const kern::CallArgs &Args,
+                      void *Stream) = 0;
+  /// The first failure of the kernels or the GPU transports; none while all
+  /// is well, which costs no CUDA call to learn.
+  virtual std::optional<Classified> failure() = 0;
+  /// Returns once every kernel enqueued so far has ended. Throws
+  /// ApiError(cclcSystemError) when CUDA reports an error.
+  virtual void synchronize() = 0;
+  /// Stops the kernels and the GPU transports, here and at the peers,
+  /// recording Cause. Safe from any thread.
+  virtual void abort(const std::string &Cause) = 0;
+};
+
+/// A GPU context for Boot's rank on the device current on the calling
+/// thread. Throws ApiError saying why there is none and what to do:
+/// cclcSystemError when CUDA finds no usable device or driver,
+/// cclcInvalidUsage in a build without CUDA. Call ("allreduce") names what
+/// asked for the GPU.
+std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &Boot, const std::string &Call);
+
+/// The entries of Count cclc::cuda::KernelInfo at Infos, unchecked. Throws
+/// ApiError(cclcInvalidUsage) in a build without CUDA.
+std::vector<KernelEntry> cudaKernelEntries(const void *Infos, size_t Count);
+
+/// True when the CUDA driver, if this process has loaded and initialised
+/// it, says that P points into device memory. Never loads or initialises
+/// CUDA: where the driver is not in use, no memory is a device's.
+bool isDeviceMemory(const void *P);
+
+} // namespace cclc::runtime

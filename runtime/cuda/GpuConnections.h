@@ -1,0 +1,95 @@
+//===- GpuConnections.h - A GPU rank's links to its peers -------*- C++ -*-===//
+//
+// GpuConnections gives a rank's kernels the cuda::Links they run on: one
+// FIFO per (peer, channel, direction) that the rank's plan uses, as
+// net::Connections does for host executors, in memory the kernels reach.
+// The setup steps (grouping links by peer, agreeing with each peer, opening
+// sockets) are net::LinkSetup's; only where the FIFOs live differs.
+//
+// Peers on the same host use CUDA IPC: the receiver of each pair allocates
+// one block of device memory holding the FIFOs of every channel the sender
+// uses towards it, and hands the sender an IPC handle, so that the sender's
+// kernel writes its messages straight into the receiver's memory and the
+// receiver's kernel polls local memory. Ranks that are threads of one
+// process share the address space and use the pointer itself. Peers on
+// other hosts (or every peer, with CCLC_TRANSPORT=tcp) use TCP: both sides'
+// FIFOs lie in mapped pinned host memory, where the kernel posts and a
+// net::TcpProxy thread carries messages between the hosts.
+//
+// The connection tables are uploaded once: FIFO counters run on from one
+// collective to the next, so connections are reused without a reset. This
+// header does not need the CUDA device templates, so host code can hold a
+// GpuConnections and hand its links() to CUDA code.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "runtime/cuda/CudaError.h"
+#include "runtime/net/LinkSetup.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cclc::net {
+class TcpProxy;
+} // namespace cclc::net
+
+namespace cclc::cuda {
+struct Links;
+} // namespace cclc::cuda
+
+namespace cclc::gpu {
+
+class GpuConnections {
+public:
+  /// Connects, for the calling thread's current CUDA device, the FIFOs this
+  /// rank sends on (Sends) and receives on (Recvs), as net::Connections does
+  /// for host memory. Collective: every rank with links constructs its
+  /// GpuConnections in the same order. Abort is the host view of a word in
+  /// mapped pinned memory that the kernels poll (cuda::KernelArgs::Abort);
+  /// the TCP proxy stops when it is raised and raises it when it fails.
+  GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sends,
+                 std::span<const net::Link> Recvs, const net::LinkOptions &Options,
+                 std::atomic<uint32_t> &Abort);
+  /// Sends what the kernels posted (TCP), then frees the FIFOs: no kernel
+  /// may use links() any more.
+  ~GpuConnections();
+  GpuConnections(const GpuConnections &) = delete;
+  GpuConnections &operator=(const GpuConnections &) = delete;
+
+  /// What a kernel takes: device-memory tables of cuda::Outbox / cuda::Inbox,
+  /// entry Channel * NPeers + Peer (NPeers = B.size(); channels up to the
+  /// largest channel of Sends/Recvs); entries of links not connected are
+  /// default (empty) views.
+  const cuda::Links &links() const;
+  /// The transport used towards Peer, for logs: "cuda-ipc" or "tcp".
+  const char *transportName(int Peer) const;
+  /// Records Cause (the first one wins) and raises Abort.
+  void abort(const std::string &Cause);
+  /// The first cause recorded or detected by the proxy; empty while none.
+  std::string failure() const;
+
+private:
+  class PeerMemory;
+
+  int Rank;
+  std::atomic<uint32_t> &Abort;
+  net::FailureCause Failure;
+  std::map<int, net::TransportKind> Kinds;
+  /// The blocks this rank receives in over CUDA IPC, one per peer.
+  std::vector<DeviceBuffer> Blocks;
+  /// The peers' blocks this rank sends in.
+  std::vector<std::unique_ptr<PeerMemory>> PeerBlocks;
+  /// The FIFOs of the TCP links, one allocation each.
+  std::vector<MappedBuffer> TcpFifos;
+  DeviceBuffer OutTable, InTable;
+  std::unique_ptr<cuda::Links> Tables;
+  std::unique_ptr<net::TcpProxy> Proxy;
+};
+
+} // namespace cclc::gpu

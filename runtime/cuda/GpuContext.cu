@@ -1,0 +1,377 @@
+//===- GpuContext.cu - A communicator's GPU --------------------*- CUDA -*-===//
+//
+// The runtime's GPU executor (runtime/api/Gpu.h). A communicator makes it at
+// its first GPU call, on the device current then, with what every later call
+// shares: an abort word in mapped memory that the kernels poll and the GPU
+// transports raise, a status word in device memory where the first failing
+// kernel records why, a stream of its own for setup, and device workspace.
+// An algorithm's first GPU call connects its GPU transports (collective:
+// every rank makes the same calls) and uploads its program; every call then
+// only places buffers, copies an overlapping input aside and launches one
+// kernel on the caller's stream.
+//
+// Calls return before their kernels run, so nothing here waits for the GPU
+// on a call's path: no synchronous copy, no synchronization, memory kept
+// until the context is destroyed. That is also what lets an application
+// capture calls into a CUDA graph; the setup a first call does (allocating,
+// mapping, uploading on the setup stream) runs with the thread's capture
+// mode relaxed, so capturing works during that call too.
+//
+// Failures inside kernels cannot be returned by the calls that enqueued
+// them. A kernel that fails records the failure in the status word and
+// raises the abort word, so that its other blocks and later kernels stop at
+// once; failure() reads the status word only once the abort word is up (or
+// the GPU transports report a failure), so asking costs nothing while all
+// is well.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/api/Gpu.h"
+#include "runtime/cuda/CudaError.h"
+#include "runtime/cuda/GpuConnections.h"
+#include "runtime/cuda/InterpreterKernel.h"
+
+#include "cuda/Kernel.cuh"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <new>
+
+namespace cclc::runtime {
+
+namespace {
+
+using gpu::check;
+
+static_assert(std::atomic<uint32_t>::is_always_lock_free &&
+                  sizeof(std::atomic<uint32_t>) == sizeof(uint32_t),
+              "kernels read the abort word as a plain uint32_t");
+
+/// Runs Body, turning a failing CUDA call into the C API's cclcSystemError.
+template <class F> decltype(auto) reporting(F &&Body) {
+  try {
+    return Body();
+  } catch (const gpu::CudaError &E) {
+    throw ApiError(cclcSystemError, E.what());
+  }
+}
+
+/// Makes Device current on the calling thread for the scope and restores the
+/// thread's device after: calls may come from threads whose current device
+/// is another. Where the device cannot be made current, the CUDA calls that
+/// follow fail and say so.
+class DeviceScope {
+public:
+  explicit DeviceScope(int Device) noexcept {
+    if (cudaGetDevice(&Previous) != cudaSuccess) {
+      cudaGetLastError();
+      return;
+    }
+    if (Previous != Device)
+      Switched = cudaSetDevice(Device) == cudaSuccess;
+  }
+  ~DeviceScope() {
+    if (Switched)
+      cudaSetDevice(Previous);
+  }
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+  int Previous = 0;
+  bool Switched = false;
+};
+
+/// A non-blocking stream: work on it neither waits for the application's
+/// kernels on the legacy default stream nor joins a capture in progress.
+class OwnStream {
+public:
+  explicit OwnStream(const std::string &Purpose) {
+    check(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking),
+          "cannot create a stream for " + Purpose);
+  }
+  ~OwnStream() {
+    if (S)
+      cudaStreamDestroy(S);
+  }
+  OwnStream(const OwnStream &) = delete;
+  OwnStream &operator=(const OwnStream &) = delete;
+
+  cudaStream_t get() const { return S; }
+
+private:
+  cudaStream_t S = nullptr;
+};
+
+/// Device memory for the workspace of GPU calls (Workspace::Memory).
+void *allocateDevice(size_t Bytes) {
+  return reporting([&] {
+    gpu::RelaxedCapture Relaxed;
+    void *Block = nullptr;
+    check(cudaMalloc(&Block, Bytes),
+          "cannot allocate " + std::to_string(Bytes) +
+              " bytes of device memory for a collective's scratch, input copy or stand-in buffers",
+          "free device memory or make smaller calls");
+    return Block;
+  });
+}
+
+void freeDevice(void *Block) {
+  gpu::RelaxedCapture Relaxed;
+  cudaFree(Block);
+}
+
+/// The stream a call enqueues on: the caller's, or the legacy default stream
+/// for a call with device buffers and a NULL stream.
+cudaStream_t streamOf(void *Stream) {
+  return Stream ? static_cast<cudaStream_t>(Stream) : cudaStreamLegacy;
+}
+
+/// Device memory holding a copy of Values, copied in Stream's order.
+template <class T>
+gpu::DeviceBuffer upload(const std::vector<T> &Values, cudaStream_t Stream,
+                         const std::string &Purpose) {
+  gpu::DeviceBuffer Buffer(Values.size() * sizeof(T), Purpose);
+  check(cudaMemcpyAsync(Buffer.get(), Values.data(), Values.size() * sizeof(T),
+                        cudaMemcpyHostToDevice, Stream),
+        "cannot copy " + Purpose + " to the device");
+  return Buffer;
+}
+
+class CudaContext final : public GpuContext {
+public:
+  explicit CudaContext(net::Bootstrap &Boot);
+  ~CudaContext() override;
+
+  void checkBuffer(const void *Buffer, const char *Name) override;
+  Workspace &space() override { return *Space; }
+  void copy(void *Dst, const void *Src, size_t Bytes, void *Stream) override;
+  void launch(const Request &R, const Algorithm &A, const kern::CallArgs &Args,
+              void *Stream) override;
+  std::optional<Classified> failure() override;
+  void synchronize() override;
+  void abort(const std::string &Cause) override;
+
+private:
+  using Sets = ConnectionSets<gpu::GpuConnections>;
+
+  /// What an algorithm's GPU calls reuse, made at its first.
+  struct Prepared {
+    const Sets::Set *Net = nullptr;
+    /// The interpreter's program for this rank, in device memory; empty for
+    /// generated kernels.
+    gpu::DeviceBuffer Steps, ChannelBegin;
+    kern::ProgramView Program;
+  };
+
+  /// A's connections and program, connecting and uploading at its first
+  /// call; the caller relaxes the capture mode.
+  const Prepared &prepare(const Algorithm &A);
+  /// The kernels' status word, as it is now.
+  cuda::KernelStatus readStatus();
+  std::string rankName() const { return "rank " + std::to_string(Rank); }
+
+  net::Bootstrap &Boot;
+  int Rank;
+  int Device = 0;
+  uint64_t TimeoutNs;
+  /// The host view of the abort word; its device view is AbortMemory.device().
+  gpu::MappedBuffer AbortMemory;
+  std::atomic<uint32_t> *AbortWord = nullptr;
+  /// A cuda::KernelStatus, zeroed once: the first failure of any kernel.
+  gpu::DeviceBuffer Status;
+  /// Where readStatus() copies it, pinned so that the copy is asynchronous.
+  gpu::MappedBuffer StatusCopy;
+  std::optional<OwnStream> Setup;
+  std::optional<Workspace> Space;
+  /// Declared after the abort word, which its connections hold.
+  std::optional<Sets> Connections;
+  /// By algorithm: the table's algorithms have stable addresses.
+  std::map<const Algorithm *, Prepared> Algorithms;
+};
+
+CudaContext::CudaContext(net::Bootstrap &Boot)
+    : Boot(Boot), Rank(Boot.rank()),
+      TimeoutNs(uint64_t(std::chrono::nanoseconds(Boot.timeout()).count())) {
+  const char *Remedy = "run where a CUDA device and its driver are present, or pass host buffers "
+                       "and a NULL stream to run on the host";
+  int Count = 0;
+  check(cudaGetDeviceCount(&Count), "CUDA finds no usable GPU", Remedy);
+  check(cudaGetDevice(&Device), "cannot tell which GPU is current", Remedy);
+  gpu::RelaxedCapture Relaxed;
+  AbortMemory = gpu::MappedBuffer(sizeof(std::atomic<uint32_t>), "the abort word of " + rankName());
+  AbortWord = new (AbortMemory.host()) std::atomic<uint32_t>(0);
+  Status = gpu::DeviceBuffer(sizeof(cuda::KernelStatus), "the kernels' status of " + rankName());
+  StatusCopy = gpu::MappedBuffer(sizeof(cuda::KernelStatus), "reading the kernels' status");
+  Setup.emplace("setting up the GPU collectives of " + rankName());
+  check(cudaMemsetAsync(Status.get(), 0, sizeof(cuda::KernelStatus), Setup->get()),
+        "cannot clear the kernels' status of " + rankName());
+  check(cudaStreamSynchronize(Setup->get()), "cannot clear the kernels' status of " + rankName());
+  Space.emplace(Workspace::Memory{allocateDevice, freeDevice, /*KeepReplaced=*/true});
+  Connections.emplace(Rank, [this](const RankLinks &Mine, const net::LinkOptions &Options) {
+    return std::make_unique<gpu::GpuConnections>(this->Boot, Mine.Sends, Mine.Recvs, Options,
+                                                 *AbortWord);
+  });
+}
+
+CudaContext::~CudaContext() {
+  // Kernels may still run, and may wait for peers that are gone: raising
+  // the abort word stops them, and nothing is freed before they ended.
+  // (The communicator waited for its kernels before a regular destroy.)
+  DeviceScope Scope(Device);
+  gpu::RelaxedCapture Relaxed;
+  AbortWord->store(1, std::memory_order_release);
+  if (cudaDeviceSynchronize() != cudaSuccess)
+    cudaGetLastError();
+  // Freed here, with the communicator's device current.
+  Algorithms.clear();
+  Connections.reset();
+  Space.reset();
+  Setup.reset();
+  Status = {};
+  StatusCopy = {};
+  AbortMemory = {};
+}
+
+void CudaContext::checkBuffer(const void *Buffer, const char *Name) {
+  // Messages are built only for refusals: a call that passes costs no strings.
+  cudaPointerAttributes Attributes{};
+  reporting([&] {
+    DeviceScope Scope(Device);
+    gpu::RelaxedCapture Relaxed;
+    if (cudaError_t Err = cudaPointerGetAttributes(&Attributes, Buffer); Err != cudaSuccess)
+      check(Err, std::string("cannot tell what memory ") + Name + " is");
+  });
+  auto Refuse = [&](const std::string &Problem) {
+    throw ApiError(cclcInvalidArgument, std::string(Name) + " is " + Problem);
+  };
+  if (Attributes.type == cudaMemoryTypeUnregistered)
+    Refuse("host memory that GPU " + std::to_string(Device) +
+           " cannot reach; pass device memory (cudaMalloc), pinned memory (cudaHostAlloc) or "
+           "managed memory, or pass host buffers and a NULL stream to run on the host");
+  if (Attributes.type == cudaMemoryTypeHost && Attributes.devicePointer != Buffer)
+    Refuse("pinned host memory that GPU " + std::to_string(Device) +
+           " reaches only at another address; allocate it with cudaHostAlloc "
+           "(cudaHostAllocMapped), or pass device memory");
+  if (Attributes.type == cudaMemoryTypeDevice && Attributes.device != Device)
+    Refuse("memory of GPU " + std::to_string(Attributes.device) +
+           ", but the communicator runs on GPU " + std::to_string(Device) +
+           " (the device current when it first ran on the GPU); pass memory of GPU " +
+           std::to_string(Device));
+}
+
+void CudaContext::copy(void *Dst, const void *Src, size_t Bytes, void *Stream) {
+  reporting([&] {
+    DeviceScope Scope(Device);
+    if (cudaError_t Err = cudaMemcpyAsync(Dst, Src, Bytes, cudaMemcpyDefault, streamOf(Stream));
+        Err != cudaSuccess)
+      check(Err, "cannot copy the input of an in-place call aside on " + rankName());
+  });
+}
+
+const CudaContext::Prepared &CudaContext::prepare(const Algorithm &A) {
+  if (auto It = Algorithms.find(&A); It != Algorithms.end())
+    return It->second;
+  Prepared P;
+  P.Net = &Connections->connect(A.Links, A.LinkOptions);
+  if (A.Kind == Algorithm::Executor::Interpreter) {
+    const exec::EncodedProgram &Program = A.Interp->program(Rank);
+    std::string Whose = " of " + A.Name + " for " + rankName();
+    P.Steps = upload(Program.Steps, Setup->get(), "the program steps" + Whose);
+    P.ChannelBegin = upload(Program.ChannelBegin, Setup->get(), "the program channels" + Whose);
+    check(cudaStreamSynchronize(Setup->get()),
+          "cannot copy the program" + Whose + " to the device");
+    P.Program = {static_cast<const kern::ProgramStep *>(P.Steps.get()),
+                 static_cast<const uint32_t *>(P.ChannelBegin.get()), Program.Shape};
+  }
+  return Algorithms.emplace(&A, std::move(P)).first->second;
+}
+
+void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallArgs &Call,
+                         void *Stream) {
+  reporting([&] {
+    DeviceScope Scope(Device);
+    // For the first call's setup, and the device queries before a launch.
+    gpu::RelaxedCapture Relaxed;
+    const Prepared &P = prepare(A);
+    cuda::KernelArgs Args;
+    static_cast<kern::CallArgs &>(Args) = Call;
+    Args.SlotBytes = P.Net->Options.SlotBytes;
+    Args.Net = P.Net->Net->links();
+    Args.Abort = static_cast<uint32_t *>(AbortMemory.device());
+    Args.Status = static_cast<cuda::KernelStatus *>(Status.get());
+    Args.TimeoutNs = TimeoutNs;
+    std::string Why;
+    cudaError_t Err =
+        A.Kind == Algorithm::Executor::CudaKernel
+            ? cuda::launch(*A.cudaKernelFor(R), Args, streamOf(Stream), Why)
+            : gpu::launchInterpreter(R.Type, R.Op, Args, P.Program, streamOf(Stream), Why);
+    if (Err != cudaSuccess) {
+      // Consumed here, so that the application's next cudaGetLastError()
+      // does not report it again.
+      cudaGetLastError();
+      throw ApiError(cclcSystemError, Why);
+    }
+  });
+}
+
+cuda::KernelStatus CudaContext::readStatus() {
+  DeviceScope Scope(Device);
+  gpu::RelaxedCapture Relaxed;
+  std::string What = "cannot read the kernels' status of " + rankName();
+  check(cudaMemcpyAsync(StatusCopy.host(), Status.get(), sizeof(cuda::KernelStatus),
+                        cudaMemcpyDeviceToHost, Setup->get()),
+        What);
+  check(cudaStreamSynchronize(Setup->get()), What);
+  cuda::KernelStatus S;
+  std::memcpy(&S, StatusCopy.host(), sizeof S);
+  return S;
+}
+
+std::optional<Classified> CudaContext::failure() {
+  std::string Heard = Connections->failure();
+  if (AbortWord->load(std::memory_order_acquire) == 0 && Heard.empty())
+    return std::nullopt;
+  std::string Prefix = "a GPU collective failed on " + rankName() + ": ";
+  cuda::KernelStatus S{};
+  try {
+    S = readStatus();
+  } catch (const gpu::CudaError &E) {
+    // A kernel that faulted leaves the device unusable: every call fails.
+    return Classified{cclcSystemError, Prefix + E.what()};
+  }
+  std::string Cause = cuda::CommStatus(S.Code) == cuda::CommStatus::Ok
+                          ? (Heard.empty() ? "the GPU collectives were aborted" : Heard)
+                          : cuda::describe(S);
+  if (!Heard.empty() && Cause.find(Heard) == std::string::npos)
+    Cause += " (first failure: " + Heard + ")";
+  return Classified{cuda::CommStatus(S.Code) == cuda::CommStatus::Timeout ? cclcTimeout
+                                                                           : cclcRemoteError,
+                    Prefix + Cause};
+}
+
+void CudaContext::synchronize() {
+  reporting([&] {
+    DeviceScope Scope(Device);
+    check(cudaDeviceSynchronize(), "cannot wait for the GPU collectives of " + rankName());
+  });
+}
+
+void CudaContext::abort(const std::string &Cause) {
+  Connections->abort(Cause);
+  AbortWord->store(1, std::memory_order_release);
+}
+
+} // namespace
+
+std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &Boot, const std::string &Call) {
+  try {
+    return std::make_unique<CudaContext>(Boot);
+  } catch (const gpu::CudaError &E) {
+    throw ApiError(cclcSystemError, "cannot run " + Call + " on the GPU: " + E.what());
+  }
+}
+
+} // namespace cclc::runtime

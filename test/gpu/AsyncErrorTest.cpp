@@ -1,0 +1,72 @@
+//===- AsyncErrorTest.cpp - A kernel whose peer never calls ---------------===//
+//
+// A GPU collective returns once it is enqueued, so a peer that never makes
+// its call can only be noticed by the kernel: it must give up after
+// CCLC_TIMEOUT_MS instead of spinning forever, and leave the failure to
+// cclcCommGetAsyncError, whose message names the timeout and the peer. Two
+// ranks share device 0. Both make one allreduce, which connects the
+// transports (the first call of an algorithm waits for every rank on the
+// host, where a missing peer fails the call itself); then rank 0 makes a
+// second one, which rank 1 never makes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceCollectives.h"
+
+#include <future>
+
+namespace cclc::gputest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class AsyncError : public GpuJobTest {};
+
+TEST_F(AsyncError, APeerThatNeverCallsTimesTheKernelOut) {
+  test::ScopedEnv Timeout("CCLC_TIMEOUT_MS", "2000");
+  std::string Plan = test::compilePlan("ring-allreduce", 2);
+  perf::Call Warmup{dsl::CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, 1001};
+  cclcResult_t Async = cclcSuccess;
+  std::string Message;
+  Clock::duration Waited{};
+  // Rank 1 aborts only once rank 0 has read its error: an abort reaches the
+  // peer's kernel, which would then report the abort instead of the timeout.
+  std::promise<void> Read;
+  std::shared_future<void> HasRead = Read.get_future().share();
+  runGpuJob(
+      2,
+      [&](RankThread &R) {
+        CallMemory Mem(Warmup.Count, 2);
+        ScopedComm Comm = R.newComm();
+        perf::check(cclcCommLoadPlanText(Comm.get(), Plan.data(), Plan.size()), "loading");
+        runCheckedOnDevice(Comm.get(), Warmup, R.rank(), 2, Mem, R.stream());
+        if (R.rank() == 1) {
+          if (HasRead.wait_for(std::chrono::seconds(60)) != std::future_status::ready)
+            throw std::runtime_error("rank 0 did not read its error within 60 s");
+          Comm.abort();
+          return;
+        }
+        // Rank 1 may abort once this scope ends, whichever way it ends.
+        struct Release {
+          std::promise<void> &P;
+          ~Release() { P.set_value(); }
+        } Done{Read};
+        Clock::time_point Start = Clock::now();
+        perf::check(cclcAllReduce(Mem.Send.get(), Mem.Recv.get(), Warmup.Count, cclcFloat32,
+                                  cclcSum, Comm.get(), R.stream()),
+                    "enqueuing the allreduce rank 1 never makes");
+        CCLC_CUDA(cudaStreamSynchronize(R.stream()));
+        Waited = Clock::now() - Start;
+        perf::check(cclcCommGetAsyncError(Comm.get(), &Async), "cclcCommGetAsyncError");
+        Message = cclcGetLastError(nullptr);
+        Comm.abort();
+      },
+      std::chrono::seconds(180));
+  EXPECT_NE(Async, cclcSuccess) << "the kernel waiting for rank 1 did not fail";
+  EXPECT_NE(Message.find("timed out"), std::string::npos) << Message;
+  EXPECT_NE(Message.find("rank 1"), std::string::npos) << Message;
+  EXPECT_LT(Waited, std::chrono::seconds(20)) << "the kernel waited far past CCLC_TIMEOUT_MS";
+}
+
+} // namespace
+} // namespace cclc::gputest

@@ -1,0 +1,116 @@
+//===- LibraryPlansTest.cpp - Every library algorithm as a plan on a GPU --===//
+//
+// The GPU plan interpreter must run every algorithm of the library, loaded
+// as a plan, at every rank count the algorithm allows. Jobs of 2 to 8 ranks
+// share device 0, each rank a thread with its own communicator and stream,
+// and every rank checks every element of its output against what the
+// inputs must give: f32, f16 and bf16, out of place and in place, counts 0,
+// 1, 1001 and one of several rounds with the sum, 1001 with the maximum.
+// Plans are compiled for two ring channels with pipelined chunks, so that
+// each rank's kernel runs several blocks at once on finer chunk grids; the
+// rooted collectives are compiled for the last rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceCollectives.h"
+
+#include <nlohmann/json.hpp>
+
+#include <bit>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+namespace cclc::gputest {
+namespace {
+
+using dsl::CollectiveKind;
+
+/// A library algorithm compiled into a plan for one job.
+struct LibraryPlan {
+  std::string Stem;
+  std::string Algorithm;
+  std::string Text;
+  CollectiveKind Collective = CollectiveKind::AllReduce;
+  int Root = 0;
+};
+
+/// The algorithm of File compiled for NRanks; nullopt when it requires a
+/// power of two and NRanks is not one. Any other failure to compile is a
+/// test failure.
+std::optional<LibraryPlan> libraryPlan(const std::filesystem::path &File, int NRanks) {
+  std::string Stem = File.stem().string();
+  test::PlanOptions Options{NRanks - 1, /*RingChannels=*/2, /*ChunksFactor=*/2};
+  std::string Text = test::compilePlan(Stem, NRanks, Options);
+  if (Text.empty()) {
+    std::ifstream In(File);
+    std::string Source{std::istreambuf_iterator<char>(In), std::istreambuf_iterator<char>()};
+    EXPECT_TRUE(Source.find("pow2(nranks)") != std::string::npos &&
+                !std::has_single_bit(unsigned(NRanks)))
+        << Stem << " does not compile for " << NRanks << " ranks";
+    return std::nullopt;
+  }
+  nlohmann::json Plan = nlohmann::json::parse(Text);
+  CollectiveKind Collective = *dsl::parseCollective(Plan["collective"].get<std::string>());
+  return LibraryPlan{Stem, Plan["algorithm"].get<std::string>(), std::move(Text), Collective,
+                     runtime::hasRoot(Collective) ? NRanks - 1 : 0};
+}
+
+/// The plans of every algorithm of algorithms/ that serves NRanks. Every
+/// rank runs them in this order, whatever it is.
+std::vector<LibraryPlan> libraryPlans(int NRanks) {
+  std::vector<LibraryPlan> Plans;
+  for (const auto &Entry :
+       std::filesystem::directory_iterator(std::string(CCLC_SOURCE_DIR) + "/algorithms"))
+    if (Entry.path().extension() == ".ccl")
+      if (std::optional<LibraryPlan> P = libraryPlan(Entry.path(), NRanks))
+        Plans.push_back(std::move(*P));
+  return Plans;
+}
+
+/// The sums of every count, and the maximum, in every type, for one plan.
+void runMatrix(cclcComm_t Comm, const LibraryPlan &P, RankThread &R, CallMemory &Mem) {
+  auto Run = [&](cclcDataType_t Type, cclcRedOp_t Op, size_t Count) {
+    runCheckedOnDevice(Comm, {P.Collective, Type, Op, P.Root, Count}, R.rank(), R.nranks(), Mem,
+                       R.stream());
+  };
+  for (cclcDataType_t Type : {cclcFloat32, cclcFloat16, cclcBfloat16}) {
+    for (size_t Count : {size_t(0), size_t(1), size_t(1001), MultiRoundCount})
+      Run(Type, cclcSum, Count);
+    if (runtime::reduces(P.Collective))
+      Run(Type, cclcMax, 1001);
+  }
+}
+
+class LibraryPlans : public GpuJobTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(LibraryPlans, EveryElementIsRight) {
+  int NRanks = GetParam();
+  test::ScopedEnv Timeout("CCLC_TIMEOUT_MS", "30000");
+  std::vector<LibraryPlan> Plans = libraryPlans(NRanks);
+  ASSERT_FALSE(Plans.empty()) << "algorithms/ holds no algorithm";
+  std::string Log = runLoggedGpuJob(NRanks, [&](RankThread &R) {
+    CallMemory Mem(MultiRoundCount, NRanks);
+    for (const LibraryPlan &P : Plans) {
+      ScopedComm Comm = R.newComm();
+      try {
+        perf::check(cclcCommLoadPlanText(Comm.get(), P.Text.data(), P.Text.size()), "loading");
+        runMatrix(Comm.get(), P, R, Mem);
+      } catch (const std::exception &E) {
+        throw std::runtime_error(P.Stem + ": " + E.what());
+      }
+      Comm.destroy();
+    }
+  });
+  for (const LibraryPlan &P : Plans)
+    expectRan(Log, P.Algorithm, "plan <plan text>, GPU plan interpreter");
+}
+
+INSTANTIATE_TEST_SUITE_P(Jobs, LibraryPlans, ::testing::Range(2, 9),
+                         [](const ::testing::TestParamInfo<int> &Info) {
+                           return std::to_string(Info.param) + "Ranks";
+                         });
+
+} // namespace
+} // namespace cclc::gputest
