@@ -50,6 +50,7 @@ GpuContext &Communicator::gpu(const Request &R) {
   if (!Gpu) {
     std::unique_ptr<GpuContext> Made =
         createGpuContext(*Boot, std::string(dsl::collectiveName(R.Collective)));
+    Made->loadKernels(Table.loaded());
     std::lock_guard<std::mutex> Guard(GpuLock);
     Gpu = std::move(Made);
   }

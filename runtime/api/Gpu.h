@@ -20,6 +20,7 @@
 #include "runtime/net/Bootstrap.h"
 
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,14 @@ public:
   /// reach: host memory that is neither pinned nor managed, or another
   /// device's memory. Name names the buffer in the message.
   virtual void checkBuffer(const void *Buffer, const char *Name) = 0;
+  /// Loads the generated CUDA kernels of Loaded onto the device. CUDA loads
+  /// a kernel at its first launch, and loading may wait until every kernel
+  /// of the process has ended: a rank whose peers are threads of the same
+  /// process could then wait for kernels that wait for it. Called when the
+  /// context is made, before any kernel of the communicator runs; kernels
+  /// registered later load at their first launch. Throws
+  /// ApiError(cclcSystemError) when CUDA fails.
+  virtual void loadKernels(const std::deque<Algorithm> &Loaded) = 0;
   /// Device memory for what GPU calls need besides the caller's buffers.
   virtual Workspace &space() = 0;
   /// Enqueues a copy of Bytes from Src to Dst on Stream.

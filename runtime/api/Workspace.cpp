@@ -2,6 +2,7 @@
 
 #include "runtime/api/Workspace.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <new>
 
@@ -35,7 +36,10 @@ Workspace::~Workspace() {
 void *Workspace::get(Use U, size_t Bytes) {
   Block &B = Blocks[size_t(U)];
   if (B.Bytes < Bytes) {
-    size_t Rounded = (Bytes + Alignment - 1) / Alignment * Alignment;
+    // Kept blocks at least double, so that the memory kept stays under twice
+    // the largest block and growing allocates rarely.
+    size_t Want = From.KeepReplaced ? std::max(Bytes, 2 * B.Bytes) : Bytes;
+    size_t Rounded = (Want + Alignment - 1) / Alignment * Alignment;
     if (B.Memory && !From.KeepReplaced) {
       // Freed first: the old and the new block are never both held.
       From.Free(B.Memory);

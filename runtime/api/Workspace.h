@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace cclc::runtime {
@@ -26,11 +27,13 @@ class Workspace {
 public:
   enum class Use { Scratch, InputCopy, StandInInput, StandInOutput, NumUses };
 
-  /// Where the memory comes from.
+  /// Where the memory comes from. Functions rather than function pointers,
+  /// so that device memory can be allocated on the communicator's device
+  /// whatever device is current on the calling thread.
   struct Memory {
     /// Returns at least Bytes bytes aligned for vector copies, or throws.
-    void *(*Allocate)(size_t Bytes);
-    void (*Free)(void *Block);
+    std::function<void *(size_t Bytes)> Allocate;
+    std::function<void(void *Block)> Free;
     /// Whether memory that growing replaces is kept until destruction.
     bool KeepReplaced;
   };

@@ -53,6 +53,16 @@ size_t fifoStride(const net::LinkOptions &Options) {
   return (cuda::Fifo::bytesFor(Options.NumSlots, Options.SlotBytes) + 63) / 64 * 64;
 }
 
+/// Bytes of a block that CUDA IPC shares, at least Bytes: a multiple of
+/// 2 MiB. cudaMalloc may carve a smaller allocation out of a larger block of
+/// memory, and CUDA IPC then maps that whole block into the peer, with
+/// whatever else the process keeps there; a block of whole 2 MiB pages is
+/// an allocation of its own.
+size_t ipcBlockBytes(size_t Bytes) {
+  constexpr size_t Page = size_t(2) << 20;
+  return (Bytes + Page - 1) / Page * Page;
+}
+
 /// The connection tables of one rank, on the host, by peer and channel.
 struct TableBuilder {
   int NPeers;
@@ -174,7 +184,7 @@ GpuConnections::GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sen
   for (auto &[Peer, P] : Setup.peers()) {
     if (P.Kind != net::TransportKind::CudaIpc || P.Recvs.empty())
       continue;
-    DeviceBuffer &Block = Blocks.emplace_back(P.Recvs.size() * Stride,
+    DeviceBuffer &Block = Blocks.emplace_back(ipcBlockBytes(P.Recvs.size() * Stride),
                                               "the FIFOs " + rankName(Rank) + " receives from " +
                                                   rankName(Peer) + " in");
     check(cudaMemsetAsync(Block.get(), 0, Block.bytes(), Stream.get()),

@@ -4,11 +4,13 @@
 // its first GPU call, on the device current then, with what every later call
 // shares: an abort word in mapped memory that the kernels poll and the GPU
 // transports raise, a status word in device memory where the first failing
-// kernel records why, a stream of its own for setup, and device workspace.
-// An algorithm's first GPU call connects its GPU transports (collective:
-// every rank makes the same calls) and uploads its program; every call then
-// only places buffers, copies an overlapping input aside and launches one
-// kernel on the caller's stream.
+// kernel records why, a stream of its own for setup, and device workspace;
+// it also loads the interpreter's kernels and the registered ones then,
+// before any of its kernels can wait (see gpu::loadInterpreter). An
+// algorithm's first GPU call connects its GPU transports (collective: every
+// rank makes the same calls) and uploads its program; every call then only
+// places buffers, copies an overlapping input aside and launches one kernel
+// on the caller's stream.
 //
 // Calls return before their kernels run, so nothing here waits for the GPU
 // on a call's path: no synchronous copy, no synchronization, memory kept
@@ -84,30 +86,12 @@ private:
   bool Switched = false;
 };
 
-/// A non-blocking stream: work on it neither waits for the application's
-/// kernels on the legacy default stream nor joins a capture in progress.
-class OwnStream {
-public:
-  explicit OwnStream(const std::string &Purpose) {
-    check(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking),
-          "cannot create a stream for " + Purpose);
-  }
-  ~OwnStream() {
-    if (S)
-      cudaStreamDestroy(S);
-  }
-  OwnStream(const OwnStream &) = delete;
-  OwnStream &operator=(const OwnStream &) = delete;
-
-  cudaStream_t get() const { return S; }
-
-private:
-  cudaStream_t S = nullptr;
-};
-
-/// Device memory for the workspace of GPU calls (Workspace::Memory).
-void *allocateDevice(size_t Bytes) {
+/// Device memory on Device for the workspace of GPU calls
+/// (Workspace::Memory): a call grows its workspace before it switches to the
+/// communicator's device, so the allocation switches itself.
+void *allocateDevice(int Device, size_t Bytes) {
   return reporting([&] {
+    DeviceScope Scope(Device);
     gpu::RelaxedCapture Relaxed;
     void *Block = nullptr;
     check(cudaMalloc(&Block, Bytes),
@@ -129,23 +113,13 @@ cudaStream_t streamOf(void *Stream) {
   return Stream ? static_cast<cudaStream_t>(Stream) : cudaStreamLegacy;
 }
 
-/// Device memory holding a copy of Values, copied in Stream's order.
-template <class T>
-gpu::DeviceBuffer upload(const std::vector<T> &Values, cudaStream_t Stream,
-                         const std::string &Purpose) {
-  gpu::DeviceBuffer Buffer(Values.size() * sizeof(T), Purpose);
-  check(cudaMemcpyAsync(Buffer.get(), Values.data(), Values.size() * sizeof(T),
-                        cudaMemcpyHostToDevice, Stream),
-        "cannot copy " + Purpose + " to the device");
-  return Buffer;
-}
-
 class CudaContext final : public GpuContext {
 public:
   explicit CudaContext(net::Bootstrap &Boot);
   ~CudaContext() override;
 
   void checkBuffer(const void *Buffer, const char *Name) override;
+  void loadKernels(const std::deque<Algorithm> &Loaded) override;
   Workspace &space() override { return *Space; }
   void copy(void *Dst, const void *Src, size_t Bytes, void *Stream) override;
   void launch(const Request &R, const Algorithm &A, const kern::CallArgs &Args,
@@ -180,11 +154,14 @@ private:
   /// The host view of the abort word; its device view is AbortMemory.device().
   gpu::MappedBuffer AbortMemory;
   std::atomic<uint32_t> *AbortWord = nullptr;
+  /// Set once synchronize() saw every kernel end with none failed: the
+  /// communicator is being destroyed regularly.
+  bool Drained = false;
   /// A cuda::KernelStatus, zeroed once: the first failure of any kernel.
   gpu::DeviceBuffer Status;
   /// Where readStatus() copies it, pinned so that the copy is asynchronous.
   gpu::MappedBuffer StatusCopy;
-  std::optional<OwnStream> Setup;
+  std::optional<gpu::OwnStream> Setup;
   std::optional<Workspace> Space;
   /// Declared after the abort word, which its connections hold.
   std::optional<Sets> Connections;
@@ -208,8 +185,11 @@ CudaContext::CudaContext(net::Bootstrap &Boot)
   Setup.emplace("setting up the GPU collectives of " + rankName());
   check(cudaMemsetAsync(Status.get(), 0, sizeof(cuda::KernelStatus), Setup->get()),
         "cannot clear the kernels' status of " + rankName());
-  check(cudaStreamSynchronize(Setup->get()), "cannot clear the kernels' status of " + rankName());
-  Space.emplace(Workspace::Memory{allocateDevice, freeDevice, /*KeepReplaced=*/true});
+  Setup->finish("cannot clear the kernels' status of " + rankName());
+  check(gpu::loadInterpreter(), "cannot load the plan interpreter's kernels on " + rankName());
+  Space.emplace(Workspace::Memory{
+      [Device = Device](size_t Bytes) { return allocateDevice(Device, Bytes); }, freeDevice,
+      /*KeepReplaced=*/true});
   Connections.emplace(Rank, [this](const RankLinks &Mine, const net::LinkOptions &Options) {
     return std::make_unique<gpu::GpuConnections>(this->Boot, Mine.Sends, Mine.Recvs, Options,
                                                  *AbortWord);
@@ -217,12 +197,15 @@ CudaContext::CudaContext(net::Bootstrap &Boot)
 }
 
 CudaContext::~CudaContext() {
-  // Kernels may still run, and may wait for peers that are gone: raising
-  // the abort word stops them, and nothing is freed before they ended.
-  // (The communicator waited for its kernels before a regular destroy.)
+  // After an abort or a failure, kernels may still run, and may wait for
+  // peers that are gone: raising the abort word stops them, and nothing is
+  // freed before they ended. A regular destroy waited for them already
+  // (synchronize()), and leaves the word down, so the TCP proxy says goodbye
+  // instead of telling its peers that this rank failed.
   DeviceScope Scope(Device);
   gpu::RelaxedCapture Relaxed;
-  AbortWord->store(1, std::memory_order_release);
+  if (!Drained)
+    AbortWord->store(1, std::memory_order_release);
   if (cudaDeviceSynchronize() != cudaSuccess)
     cudaGetLastError();
   // Freed here, with the communicator's device current.
@@ -233,6 +216,20 @@ CudaContext::~CudaContext() {
   Status = {};
   StatusCopy = {};
   AbortMemory = {};
+}
+
+void CudaContext::loadKernels(const std::deque<Algorithm> &Loaded) {
+  reporting([&] {
+    DeviceScope Scope(Device);
+    gpu::RelaxedCapture Relaxed;
+    for (const Algorithm &A : Loaded)
+      for (const auto &[Key, Info] : A.CudaKernels) {
+        cudaFuncAttributes Attributes;
+        check(cudaFuncGetAttributes(&Attributes, reinterpret_cast<const void *>(Info->Run)),
+              "cannot load kernel " + std::string(Info->Algorithm) + " (" + Info->Collective +
+                  ") on " + rankName());
+      }
+  });
 }
 
 void CudaContext::checkBuffer(const void *Buffer, const char *Name) {
@@ -279,10 +276,10 @@ const CudaContext::Prepared &CudaContext::prepare(const Algorithm &A) {
   if (A.Kind == Algorithm::Executor::Interpreter) {
     const exec::EncodedProgram &Program = A.Interp->program(Rank);
     std::string Whose = " of " + A.Name + " for " + rankName();
-    P.Steps = upload(Program.Steps, Setup->get(), "the program steps" + Whose);
-    P.ChannelBegin = upload(Program.ChannelBegin, Setup->get(), "the program channels" + Whose);
-    check(cudaStreamSynchronize(Setup->get()),
-          "cannot copy the program" + Whose + " to the device");
+    P.Steps = gpu::upload(Program.Steps, Setup->get(), "the program steps" + Whose);
+    P.ChannelBegin =
+        gpu::upload(Program.ChannelBegin, Setup->get(), "the program channels" + Whose);
+    Setup->finish("cannot copy the program" + Whose + " to the device");
     P.Program = {static_cast<const kern::ProgramStep *>(P.Steps.get()),
                  static_cast<const uint32_t *>(P.ChannelBegin.get()), Program.Shape};
   }
@@ -308,12 +305,8 @@ void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallA
         A.Kind == Algorithm::Executor::CudaKernel
             ? cuda::launch(*A.cudaKernelFor(R), Args, streamOf(Stream), Why)
             : gpu::launchInterpreter(R.Type, R.Op, Args, P.Program, streamOf(Stream), Why);
-    if (Err != cudaSuccess) {
-      // Consumed here, so that the application's next cudaGetLastError()
-      // does not report it again.
-      cudaGetLastError();
+    if (Err != cudaSuccess)
       throw ApiError(cclcSystemError, Why);
-    }
   });
 }
 
@@ -324,7 +317,7 @@ cuda::KernelStatus CudaContext::readStatus() {
   check(cudaMemcpyAsync(StatusCopy.host(), Status.get(), sizeof(cuda::KernelStatus),
                         cudaMemcpyDeviceToHost, Setup->get()),
         What);
-  check(cudaStreamSynchronize(Setup->get()), What);
+  Setup->finish(What);
   cuda::KernelStatus S;
   std::memcpy(&S, StatusCopy.host(), sizeof S);
   return S;
@@ -357,6 +350,7 @@ void CudaContext::synchronize() {
     DeviceScope Scope(Device);
     check(cudaDeviceSynchronize(), "cannot wait for the GPU collectives of " + rankName());
   });
+  Drained = AbortWord->load(std::memory_order_acquire) == 0;
 }
 
 void CudaContext::abort(const std::string &Cause) {

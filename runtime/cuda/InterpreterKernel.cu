@@ -34,4 +34,16 @@ cudaError_t launchInterpreter(kern::DType Type, kern::RedOp Op, const cuda::Kern
                             Stream, "plan interpreter", Why);
 }
 
+cudaError_t loadInterpreter() {
+  for (uint8_t Type = 0; Type <= uint8_t(kern::DType::U64); ++Type)
+    for (uint8_t Op = 0; Op <= uint8_t(kern::RedOp::Max); ++Op) {
+      const void *Fn =
+          kern::withTypeAndOperator<cuda::TypeSet>(kern::DType(Type), kern::RedOp(Op), KernelFor());
+      cudaFuncAttributes Attributes;
+      if (cudaError_t Err = cudaFuncGetAttributes(&Attributes, Fn); Err != cudaSuccess)
+        return Err;
+    }
+  return cudaSuccess;
+}
+
 } // namespace cclc::gpu

@@ -32,4 +32,13 @@ cudaError_t launchInterpreter(kern::DType Type, kern::RedOp Op, const cuda::Kern
                               const kern::ProgramView &Program, cudaStream_t Stream,
                               std::string &Why);
 
+/// Loads every instantiation of the interpreter onto the current device.
+/// CUDA loads a kernel lazily, at its first launch, and loading may wait
+/// until every kernel of the process has ended; a rank that first launched
+/// the interpreter for a new type while kernels of its peers wait for it
+/// (ranks that are threads of one process) could then never go on. So a
+/// communicator loads them all at its first GPU call, before any of its
+/// kernels can wait.
+cudaError_t loadInterpreter();
+
 } // namespace cclc::gpu

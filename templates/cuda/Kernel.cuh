@@ -96,7 +96,9 @@ __device__ void forEachRound(const KernelArgs &Args, kern::GridShape Shape, F &&
 /// Launches Fn with Params on Stream, Blocks blocks of Threads threads,
 /// once every block is known to fit on the current device at the same time.
 /// Kernel names the kernel in messages. Returns the CUDA error, with Why
-/// saying what went wrong and what to do.
+/// saying what went wrong and what to do; a CUDA call's error is consumed,
+/// so that the application's next cudaGetLastError() does not report it
+/// again.
 inline cudaError_t launchBlocks(const void *Fn, int Blocks, int Threads, void **Params,
                                 cudaStream_t Stream, const std::string &Kernel,
                                 std::string &Why) {
@@ -107,6 +109,7 @@ inline cudaError_t launchBlocks(const void *Fn, int Blocks, int Threads, void **
   if (Err == cudaSuccess)
     Err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&PerSm, Fn, Threads, 0);
   if (Err != cudaSuccess) {
+    cudaGetLastError();
     Why = "cannot query the device for kernel " + Kernel + ": " + cudaGetErrorString(Err);
     return Err;
   }
@@ -118,8 +121,10 @@ inline cudaError_t launchBlocks(const void *Fn, int Blocks, int Threads, void **
     return cudaErrorCooperativeLaunchTooLarge;
   }
   Err = cudaLaunchKernel(Fn, dim3(Blocks), dim3(Threads), Params, 0, Stream);
-  if (Err != cudaSuccess)
+  if (Err != cudaSuccess) {
+    cudaGetLastError();
     Why = "cannot launch kernel " + Kernel + ": " + cudaGetErrorString(Err);
+  }
   return Err;
 }
 

@@ -165,6 +165,11 @@ TEST(Workspace, HostMemoryIsReplacedAndGpuMemoryKeptUntilDestruction) {
       Space.get(runtime::Workspace::Use::InputCopy, 10);
       // Growing frees the old block, unless work queued earlier may use it.
       EXPECT_EQ(CountedMemory::Held, Keep ? 3 : 2);
+      // Kept blocks at least double, so that growing by little allocates once.
+      void *Grown = Space.get(runtime::Workspace::Use::Scratch, 1100);
+      if (Keep) {
+        EXPECT_EQ(Space.get(runtime::Workspace::Use::Scratch, 2000), Grown);
+      }
     }
     EXPECT_EQ(CountedMemory::Held, 0);
   }
