@@ -283,6 +283,11 @@ const CudaContext::Prepared &CudaContext::prepare(const Algorithm &A) {
     P.Program = {static_cast<const kern::ProgramStep *>(P.Steps.get()),
                  static_cast<const uint32_t *>(P.ChannelBegin.get()), Program.Shape};
   }
+  // No rank launches before every rank has set up: setup allocates and
+  // copies, which CUDA may make wait for kernels already running on the
+  // device, and ranks that share a GPU would then wait on each other's
+  // kernels until the timeout.
+  Boot.barrier();
   return Algorithms.emplace(&A, std::move(P)).first->second;
 }
 
