@@ -19,6 +19,9 @@
 #include <atomic>
 #include <cstdint>
 #include <dlfcn.h>
+#include <link.h>
+#include <string>
+#include <string_view>
 #include <mutex>
 
 namespace cclc::runtime {
@@ -50,6 +53,25 @@ template <class Fn> bool bind(void *Library, const char *Name, Fn &Entry) {
 /// The loaded driver's entry points; null while the driver is not loaded.
 /// Once found they are kept, with the reference the lookup took, so that the
 /// driver stays loaded.
+/// The path of the CUDA driver library among the objects the process has
+/// loaded; empty when it has none. Every host call asks until the driver is
+/// found, so this walks the loader's list in memory: dlopen with RTLD_NOLOAD
+/// and a bare name would search the library path on disk each time.
+std::string loadedDriverPath() {
+  std::string Path;
+  ::dl_iterate_phdr(
+      [](struct dl_phdr_info *Info, size_t, void *Found) {
+        std::string_view Name = Info->dlpi_name ? Info->dlpi_name : "";
+        std::string_view Base = Name.substr(Name.find_last_of('/') + 1);
+        if (Base.substr(0, 9) != "libcuda.s")
+          return 0;
+        *static_cast<std::string *>(Found) = Name;
+        return 1;
+      },
+      &Path);
+  return Path;
+}
+
 const Driver *loadedDriver() {
   static std::mutex Lock;
   static Driver Entries;
@@ -59,7 +81,10 @@ const Driver *loadedDriver() {
   std::lock_guard<std::mutex> Guard(Lock);
   if (Found.load(std::memory_order_relaxed))
     return &Entries;
-  void *Library = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  std::string Path = loadedDriverPath();
+  if (Path.empty())
+    return nullptr;
+  void *Library = ::dlopen(Path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (!Library)
     return nullptr;
   if (!bind(Library, "cuPointerGetAttribute", Entries.PointerGetAttribute) ||
