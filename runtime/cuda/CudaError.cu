@@ -63,6 +63,22 @@ void MappedBuffer::Free::operator()(void *P) const noexcept {
   cudaFreeHost(P);
 }
 
+MappedPages::MappedPages(void *Pages, size_t Bytes, const std::string &Purpose) {
+  RelaxedCapture Relaxed;
+  check(cudaHostRegister(Pages, Bytes, cudaHostRegisterMapped | cudaHostRegisterPortable),
+        "cannot register " + Purpose + " with CUDA",
+        "raise the locked-memory limit (ulimit -l)");
+  Host.reset(Pages);
+  check(cudaHostGetDevicePointer(&Device, Pages, 0),
+        "cannot map " + Purpose + " into the device",
+        "use a device that supports mapped host memory");
+}
+
+void MappedPages::Unregister::operator()(void *P) const noexcept {
+  RelaxedCapture Relaxed;
+  cudaHostUnregister(P);
+}
+
 OwnStream::OwnStream(const std::string &Purpose) {
   check(cudaStreamCreateWithFlags(&S, cudaStreamNonBlocking),
         "cannot create a stream for " + Purpose);

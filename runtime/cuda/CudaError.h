@@ -103,6 +103,27 @@ private:
   size_t Bytes = 0;
 };
 
+/// Host memory the application or the runtime allocated otherwise (a page
+/// of POSIX shared memory), registered with CUDA and mapped into the
+/// devices' address space while this lives.
+class MappedPages {
+public:
+  MappedPages() = default;
+  /// Registers Bytes at Host, page-aligned; Purpose names the memory in the
+  /// error.
+  MappedPages(void *Host, size_t Bytes, const std::string &Purpose);
+
+  /// The address kernels use.
+  void *device() const { return Device; }
+
+private:
+  struct Unregister {
+    void operator()(void *P) const noexcept;
+  };
+  std::unique_ptr<void, Unregister> Host;
+  void *Device = nullptr;
+};
+
 /// A stream of the runtime's own, non-blocking.
 class OwnStream {
 public:

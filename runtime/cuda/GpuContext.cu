@@ -2,8 +2,8 @@
 //
 // The runtime's GPU executor (runtime/api/Gpu.h). A communicator makes it at
 // its first GPU call, on the device current then, with what every later call
-// shares: an abort word in mapped memory that the kernels poll and the GPU
-// transports raise, a status word in device memory where the first failing
+// shares: an abort word that the kernels poll and the GPU transports raise,
+// shared by the ranks of the host and mapped into the device, a status word in device memory where the first failing
 // kernel records why, a stream of its own for setup, and device workspace;
 // it also loads the interpreter's kernels and the registered ones then,
 // before any of its kernels can wait (see gpu::loadInterpreter). An
@@ -32,14 +32,15 @@
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/GpuConnections.h"
 #include "runtime/cuda/InterpreterKernel.h"
+#include "runtime/net/HostAbort.h"
 
 #include "cuda/Kernel.cuh"
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <iostream>
 #include <map>
-#include <new>
 
 namespace cclc::runtime {
 
@@ -151,8 +152,11 @@ private:
   int Rank;
   int Device = 0;
   uint64_t TimeoutNs;
-  /// The host view of the abort word; its device view is AbortMemory.device().
-  gpu::MappedBuffer AbortMemory;
+  /// The abort word the ranks of this host share (net/HostAbort.h), so that
+  /// one rank's failure stops every local rank's kernels at once; its device
+  /// view is AbortPage.device().
+  std::optional<net::HostAbortWord> HostAbort;
+  gpu::MappedPages AbortPage;
   std::atomic<uint32_t> *AbortWord = nullptr;
   /// Set once synchronize() saw every kernel end with none failed: the
   /// communicator is being destroyed regularly.
@@ -178,8 +182,16 @@ CudaContext::CudaContext(net::Bootstrap &Boot)
   check(cudaGetDeviceCount(&Count), "CUDA finds no usable GPU", Remedy);
   check(cudaGetDevice(&Device), "cannot tell which GPU is current", Remedy);
   gpu::RelaxedCapture Relaxed;
-  AbortMemory = gpu::MappedBuffer(sizeof(std::atomic<uint32_t>), "the abort word of " + rankName());
-  AbortWord = new (AbortMemory.host()) std::atomic<uint32_t>(0);
+  HostAbort.emplace(Boot);
+  if (!HostAbort->shared())
+    std::cerr << "cclc WARN " + rankName() + ": the ranks of this host share no abort word (" +
+                     HostAbort->whyNotShared() +
+                     "); a failure stops the GPU collectives of its other ranks at their "
+                     "timeout\n"
+              << std::flush;
+  AbortPage = gpu::MappedPages(HostAbort->page(), net::HostAbortWord::pageBytes(),
+                               "the abort word of " + rankName());
+  AbortWord = &HostAbort->word();
   Status = gpu::DeviceBuffer(sizeof(cuda::KernelStatus), "the kernels' status of " + rankName());
   StatusCopy = gpu::MappedBuffer(sizeof(cuda::KernelStatus), "reading the kernels' status");
   Setup.emplace("setting up the GPU collectives of " + rankName());
@@ -215,7 +227,8 @@ CudaContext::~CudaContext() {
   Setup.reset();
   Status = {};
   StatusCopy = {};
-  AbortMemory = {};
+  AbortPage = {};
+  HostAbort.reset();
 }
 
 void CudaContext::loadKernels(const std::deque<Algorithm> &Loaded) {
@@ -302,7 +315,7 @@ void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallA
     static_cast<kern::CallArgs &>(Args) = Call;
     Args.SlotBytes = P.Net->Options.SlotBytes;
     Args.Net = P.Net->Net->links();
-    Args.Abort = static_cast<uint32_t *>(AbortMemory.device());
+    Args.Abort = static_cast<uint32_t *>(AbortPage.device());
     Args.Status = static_cast<cuda::KernelStatus *>(Status.get());
     Args.TimeoutNs = TimeoutNs;
     std::string Why;
@@ -341,7 +354,7 @@ std::optional<Classified> CudaContext::failure() {
     return Classified{cclcSystemError, Prefix + E.what()};
   }
   std::string Cause = cuda::CommStatus(S.Code) == cuda::CommStatus::Ok
-                          ? (Heard.empty() ? "the GPU collectives were aborted" : Heard)
+                          ? (Heard.empty() ? "a rank of this host aborted the GPU collectives" : Heard)
                           : cuda::describe(S);
   if (!Heard.empty() && Cause.find(Heard) == std::string::npos)
     Cause += " (first failure: " + Heard + ")";

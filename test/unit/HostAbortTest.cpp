@@ -1,0 +1,54 @@
+//===- HostAbortTest.cpp - The abort word the ranks of a host share -------===//
+
+#include "runtime/net/HostAbort.h"
+
+#include "NetTestSupport.h"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace cclc;
+using namespace cclc::net;
+using namespace cclc::net::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Segments that process Pid created and left in /dev/shm.
+size_t leftoverSegments(pid_t Pid) {
+  std::string Prefix = "cclc-" + std::to_string(Pid) + "-";
+  size_t Count = 0;
+  for (const auto &Entry : std::filesystem::directory_iterator("/dev/shm"))
+    Count += Entry.path().filename().string().rfind(Prefix, 0) == 0;
+  return Count;
+}
+
+/// One rank's raise reaches every rank of the host, two communicators'
+/// words stay apart, and no name outlives the setup.
+TEST(HostAbortWord, OneRankStopsEveryRankOfTheHost) {
+  std::unique_ptr<Root> R = createRoot(10s);
+  UniqueId Id = R->id();
+  std::vector<int> Status = forkRanks(3, [&](int Rank) {
+    std::unique_ptr<Bootstrap> B = Bootstrap::init(Id, Rank, 3, 5s);
+    HostAbortWord First(*B), Second(*B);
+    require(First.shared() && Second.shared(), "the ranks of one host share the page: " +
+                                                   First.whyNotShared());
+    require(reinterpret_cast<uintptr_t>(First.page()) % HostAbortWord::pageBytes() == 0,
+            "the word starts a page, which CUDA can map");
+    // The host's leader made both pages, and removed their names once every
+    // rank had mapped them.
+    require(leftoverSegments(::getpid()) == 0, "no name left in /dev/shm");
+    B->barrier();
+    if (Rank == 1)
+      First.word().store(2);
+    B->barrier();
+    require(First.word().load() == 2, "rank 1's raise reached rank " + std::to_string(Rank));
+    require(Second.word().load() == 0, "the other communicator's word stays down");
+    return 0;
+  });
+  for (int S : Status)
+    EXPECT_TRUE(exitedWith(S, 0));
+}
+
+} // namespace
