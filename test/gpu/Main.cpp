@@ -3,6 +3,7 @@
 // The GPU tests run on the first CUDA device. Where there is none (no GPU,
 // no driver) the program says so on one line and succeeds, so a test run on
 // a machine without a GPU reports the tests as skipped rather than failed.
+// Listing the tests needs no device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,9 @@
 #include <cstdio>
 
 int main(int Argc, char **Argv) {
+  testing::InitGoogleTest(&Argc, Argv);
+  if (testing::GTEST_FLAG(list_tests))
+    return RUN_ALL_TESTS();
   int Devices = 0;
   cudaError_t Err = cudaGetDeviceCount(&Devices);
   if (Err != cudaSuccess || Devices == 0) {
@@ -19,6 +23,5 @@ int main(int Argc, char **Argv) {
                 Err != cudaSuccess ? cudaGetErrorString(Err) : "none found");
     return 0;
   }
-  testing::InitGoogleTest(&Argc, Argv);
   return RUN_ALL_TESTS();
 }
