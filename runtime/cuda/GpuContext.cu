@@ -41,6 +41,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <new>
 
 namespace cclc::runtime {
 
@@ -153,11 +154,14 @@ private:
   int Device = 0;
   uint64_t TimeoutNs;
   /// The abort word the ranks of this host share (net/HostAbort.h), so that
-  /// one rank's failure stops every local rank's kernels at once; its device
-  /// view is AbortPage.device().
+  /// one rank's failure stops every local rank's kernels at once, mapped into
+  /// the device by AbortPage; or, where CUDA cannot map that page, a word of
+  /// this rank's own (OwnAbort). AbortWord and AbortDevice view the one used.
   std::optional<net::HostAbortWord> HostAbort;
   gpu::MappedPages AbortPage;
+  gpu::MappedBuffer OwnAbort;
   std::atomic<uint32_t> *AbortWord = nullptr;
+  void *AbortDevice = nullptr;
   /// Set once synchronize() saw every kernel end with none failed: the
   /// communicator is being destroyed regularly.
   bool Drained = false;
@@ -183,15 +187,25 @@ CudaContext::CudaContext(net::Bootstrap &Boot)
   check(cudaGetDevice(&Device), "cannot tell which GPU is current", Remedy);
   gpu::RelaxedCapture Relaxed;
   HostAbort.emplace(Boot);
-  if (!HostAbort->shared())
+  std::string Unshared = HostAbort->whyNotShared();
+  try {
+    AbortPage = gpu::MappedPages(HostAbort->page(), net::HostAbortWord::pageBytes(),
+                                 "the abort word of " + rankName());
+    AbortWord = &HostAbort->word();
+    AbortDevice = AbortPage.device();
+  } catch (const gpu::CudaError &E) {
+    // A word of this rank's own still stops its kernels and its proxies.
+    Unshared = E.what();
+    OwnAbort = gpu::MappedBuffer(sizeof(std::atomic<uint32_t>), "the abort word of " + rankName());
+    AbortWord = new (OwnAbort.host()) std::atomic<uint32_t>(0);
+    AbortDevice = OwnAbort.device();
+  }
+  if (!Unshared.empty())
     std::cerr << "cclc WARN " + rankName() + ": the ranks of this host share no abort word (" +
-                     HostAbort->whyNotShared() +
+                     Unshared +
                      "); a failure stops the GPU collectives of its other ranks at their "
                      "timeout\n"
               << std::flush;
-  AbortPage = gpu::MappedPages(HostAbort->page(), net::HostAbortWord::pageBytes(),
-                               "the abort word of " + rankName());
-  AbortWord = &HostAbort->word();
   Status = gpu::DeviceBuffer(sizeof(cuda::KernelStatus), "the kernels' status of " + rankName());
   StatusCopy = gpu::MappedBuffer(sizeof(cuda::KernelStatus), "reading the kernels' status");
   Setup.emplace("setting up the GPU collectives of " + rankName());
@@ -228,6 +242,7 @@ CudaContext::~CudaContext() {
   Status = {};
   StatusCopy = {};
   AbortPage = {};
+  OwnAbort = {};
   HostAbort.reset();
 }
 
@@ -315,7 +330,7 @@ void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallA
     static_cast<kern::CallArgs &>(Args) = Call;
     Args.SlotBytes = P.Net->Options.SlotBytes;
     Args.Net = P.Net->Net->links();
-    Args.Abort = static_cast<uint32_t *>(AbortPage.device());
+    Args.Abort = static_cast<uint32_t *>(AbortDevice);
     Args.Status = static_cast<cuda::KernelStatus *>(Status.get());
     Args.TimeoutNs = TimeoutNs;
     std::string Why;
