@@ -70,11 +70,6 @@ TargetSyntax syntaxOf(KernelTarget Target) {
   return {"host", ".h", ".cpp", "", "Args.Net->"};
 }
 
-/// Threads of each CUDA block: the primitives stripe every copy and reduce
-/// over them, and 512 keeps one channel's block near a GPU's copy bandwidth
-/// while many channels' blocks still fit on the device at once.
-constexpr int CudaBlockThreads = 512;
-
 std::string join(const std::vector<std::string> &Parts, std::string_view Sep) {
   std::string Text;
   for (size_t I = 0; I < Parts.size(); ++I)
@@ -508,7 +503,7 @@ std::string KernelWriter::entryPoints() const {
          << ".MinBytes = " << Opts.Info.MinBytes << ",\n"
          << ".MaxBytes = " << Opts.Info.MaxBytes.value_or(0) << ",\n";
       if (Cuda)
-        OS << ".BlockThreads = " << CudaBlockThreads << ",\n"
+        OS << ".BlockThreads = " << Opts.BlockThreads << ",\n"
            << ".Run = " << Entry << "_kernel,\n};\n\n"
            << "cudaError_t " << Entry
            << "(const cuda::KernelArgs &Args, cudaStream_t Stream, std::string &Why) {\n"

@@ -57,6 +57,11 @@ struct KernelEmitOptions {
   std::vector<ReductionOp> Ops = {ReductionOp::Sum};
   /// Where the schedule came from and the message sizes it is meant for.
   emit::PlanInfo Info;
+  /// CUDA: threads of each block (a channel). The primitives stripe every
+  /// copy and reduce over them; 512 keeps one channel's block near a GPU's
+  /// copy bandwidth while many channels' blocks still fit on the device at
+  /// once. Fewer let more ranks share a GPU; a multiple of 32 (a warp).
+  int BlockThreads = 512;
 };
 
 struct GeneratedFile {

@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -38,6 +39,8 @@ struct CompileOptions {
   /// --emit=host|cuda: the element types and operators to instantiate.
   std::vector<std::string> DTypes = {"f32"};
   std::vector<std::string> RedOps = {"sum"};
+  /// --emit=cuda: threads of each block.
+  int BlockThreads = codegen::KernelEmitOptions().BlockThreads;
   passes::BuildOptions Build;
   TemplateOptions Templates;
   /// Print the cost model's predictions and compare with the library.
@@ -116,6 +119,7 @@ bool writeKernels(const sched::Schedule &S, const codegen::TemplateCatalog &Cata
   KOpts.Target = primitiveTarget(Opts.Emit);
   KOpts.Stem = codegen::kernelStem(Opts.File);
   KOpts.Info = Info;
+  KOpts.BlockThreads = Opts.BlockThreads;
   // The option checks admit only known names; repeats are dropped.
   KOpts.Types.clear();
   for (const std::string &Name : Opts.DTypes)
@@ -243,6 +247,17 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                   "comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember(codegen::reductionOpNames()))
+      ->capture_default_str();
+  Cmd->add_option("--block-threads", Opts->BlockThreads,
+                  "Threads of each CUDA block (--emit=cuda): a multiple of 32 up to 1024")
+      ->check(CLI::Range(32, 1024))
+      ->check(CLI::Validator(
+          [](const std::string &Text) -> std::string {
+            return std::strtol(Text.c_str(), nullptr, 10) % 32 == 0
+                       ? ""
+                       : "a block runs whole warps: pass a multiple of 32";
+          },
+          "MULTIPLE OF 32"))
       ->capture_default_str();
   Cmd->add_option("--chunks-factor", Opts->Build.Pipeline.ChunksFactor,
                   "Split every chunk into F sub-chunks and pipeline the steps over them")
