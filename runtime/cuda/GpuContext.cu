@@ -91,15 +91,23 @@ private:
 /// Device memory on Device for the workspace of GPU calls
 /// (Workspace::Memory): a call grows its workspace before it switches to the
 /// communicator's device, so the allocation switches itself.
-void *allocateDevice(int Device, size_t Bytes) {
+void *allocateDevice(int Device, cudaStream_t Setup, bool Pooled, size_t Bytes) {
   return reporting([&] {
     DeviceScope Scope(Device);
     gpu::RelaxedCapture Relaxed;
     void *Block = nullptr;
-    check(cudaMalloc(&Block, Bytes),
-          "cannot allocate " + std::to_string(Bytes) +
-              " bytes of device memory for a collective's scratch, input copy or stand-in buffers",
-          "free device memory or make smaller calls");
+    std::string What = "cannot allocate " + std::to_string(Bytes) +
+                       " bytes of device memory for a collective's scratch, input copy or "
+                       "stand-in buffers";
+    const char *Remedy = "free device memory or make smaller calls";
+    if (!Pooled) {
+      check(cudaMalloc(&Block, Bytes), What, Remedy);
+      return Block;
+    }
+    // Stream-ordered: the pool grows without waiting for kernels that run,
+    // which cudaMalloc may do, and those may wait for this rank.
+    check(cudaMallocAsync(&Block, Bytes, Setup), What, Remedy);
+    check(cudaStreamSynchronize(Setup), What, Remedy);
     return Block;
   });
 }
@@ -213,8 +221,14 @@ CudaContext::CudaContext(net::Bootstrap &Boot)
         "cannot clear the kernels' status of " + rankName());
   Setup->finish("cannot clear the kernels' status of " + rankName());
   check(gpu::loadInterpreter(), "cannot load the plan interpreter's kernels on " + rankName());
+  int Pooled = 0;
+  check(cudaDeviceGetAttribute(&Pooled, cudaDevAttrMemoryPoolsSupported, Device),
+        "cannot ask GPU " + std::to_string(Device) + " about its memory pools");
   Space.emplace(Workspace::Memory{
-      [Device = Device](size_t Bytes) { return allocateDevice(Device, Bytes); }, freeDevice,
+      [Device = Device, Setup = Setup->get(), Pooled = Pooled != 0](size_t Bytes) {
+        return allocateDevice(Device, Setup, Pooled, Bytes);
+      },
+      freeDevice,
       /*KeepReplaced=*/true});
   Connections.emplace(Rank, [this](const RankLinks &Mine, const net::LinkOptions &Options) {
     return std::make_unique<gpu::GpuConnections>(this->Boot, Mine.Sends, Mine.Recvs, Options,
