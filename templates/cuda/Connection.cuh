@@ -42,12 +42,14 @@ enum class CommStatus : uint32_t {
 /// What a failed wait waited for.
 enum class WaitKind : uint32_t { Send, Receive, Exchange };
 
-/// The outcome of a kernel, in device memory that the host reads once the
-/// kernel ended (device-scope atomics pick the first failure, which mapped
-/// host memory does not promise). The runtime zeroes it before a launch; the
-/// first failing block fills it.
+/// The outcome of a kernel, in device memory (device-scope atomics pick the
+/// first failure, which mapped host memory does not promise). The runtime
+/// zeroes it before a launch; the first failing block claims it, fills in
+/// the details and sets Code last, so that the host, which may read it while
+/// kernels run, never sees a code with another failure's details.
 struct KernelStatus {
-  uint32_t Code;     ///< A CommStatus.
+  uint32_t Code;     ///< A CommStatus; Ok until the details are complete.
+  uint32_t Claimed;  ///< Nonzero once a block has claimed the record.
   int32_t Channel;   ///< The failing block's channel.
   int32_t Peer;      ///< The rank it waited for.
   uint32_t Wait;     ///< A WaitKind.
@@ -130,12 +132,14 @@ __device__ __noinline__ inline void fail(CommStatus Code, WaitKind What, int32_t
                                          uint64_t Got = 0, uint64_t Expected = 0) {
   BlockWaits &B = blockWaits();
   B.Failure = Code;
-  if (KernelStatus *S = B.Wait.Status; S && atomicCAS(&S->Code, 0u, uint32_t(Code)) == 0u) {
+  if (KernelStatus *S = B.Wait.Status; S && atomicCAS(&S->Claimed, 0u, 1u) == 0u) {
     S->Channel = B.Channel;
     S->Peer = Peer;
     S->Wait = uint32_t(What);
     S->Got = Got;
     S->Expected = Expected;
+    __threadfence_system();
+    atomicExch(&S->Code, uint32_t(Code));
   }
   if (B.Wait.Abort && Code != CommStatus::Aborted)
     storeRelaxed(B.Wait.Abort, 1);
