@@ -27,6 +27,8 @@
 #include "compiler/schedule/Schedule.h"
 #include "dsl/Diagnostics.h"
 
+#include "common/Program.h"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -35,18 +37,9 @@
 namespace cclc::codegen {
 
 /// What a call does: the language operation a primitive declares as its
-/// effect (see templates/common/Primitive.h).
-enum class Effect : uint8_t {
-  Send,
-  Recv,
-  RecvReduce,
-  Copy,
-  Reduce,
-  RecvReduceSend,
-  RecvCopySend,
-  Exchange,
-  ExchangeReduce,
-};
+/// effect (see templates/common/Primitive.h). The plan interpreters' steps
+/// name the same operations, so both share the template library's list.
+using Effect = kern::ProgramOp;
 /// "recv_reduce_send": the effect names of the template library.
 std::string_view effectName(Effect E);
 
