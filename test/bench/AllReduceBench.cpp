@@ -129,7 +129,7 @@ private:
 };
 
 /// cclc through its C API, with every plan loaded into the communicator.
-class CclcRunner : public AllReduceRunner {
+class CclcRunner : public OutOfPlaceRunner {
 public:
   CclcRunner(const cclcUniqueId &Id, int Rank, int NRanks, const std::vector<std::string> &Plans) {
     // The runtime reads CCLC_DEBUG when the communicator is made.
@@ -143,12 +143,6 @@ public:
       cclcCommDestroy(Comm);
   }
 
-  void prepare(size_t Count) override {
-    Input.assign(Count, 0.0f);
-    Output.assign(Count, 0.0f);
-  }
-  float *input() override { return Input.data(); }
-  const float *output() override { return Output.data(); }
   void allReduce() override {
     check(cclcAllReduce(Input.data(), Output.data(), Input.size(), cclcFloat32, cclcSum, Comm,
                         nullptr),
@@ -171,7 +165,6 @@ private:
 
   ChoiceLog Log;
   cclcComm_t Comm = nullptr;
-  std::vector<float> Input, Output;
 };
 
 /// Gloo's classic allreduce algorithms over its TCP transport on loopback,

@@ -11,29 +11,19 @@
 
 #include <mpi.h>
 
-#include <vector>
 
 using namespace cclc::bench;
 
 namespace {
 
-class MpiRunner : public AllReduceRunner {
+class MpiRunner : public OutOfPlaceRunner {
 public:
-  void prepare(size_t Count) override {
-    Input.assign(Count, 0.0f);
-    Output.assign(Count, 0.0f);
-  }
-  float *input() override { return Input.data(); }
-  const float *output() override { return Output.data(); }
   void allReduce() override {
     MPI_Allreduce(Input.data(), Output.data(), static_cast<int>(Input.size()), MPI_FLOAT, MPI_SUM,
                   MPI_COMM_WORLD);
   }
   void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
   std::string algorithm() override { return "default"; }
-
-private:
-  std::vector<float> Input, Output;
 };
 
 } // namespace

@@ -61,6 +61,20 @@ public:
   virtual std::string algorithm() = 0;
 };
 
+/// A runner whose library reads one host buffer and writes another.
+class OutOfPlaceRunner : public AllReduceRunner {
+public:
+  void prepare(size_t Count) override {
+    Input.assign(Count, 0.0f);
+    Output.assign(Count, 0.0f);
+  }
+  float *input() override { return Input.data(); }
+  const float *output() override { return Output.data(); }
+
+protected:
+  std::vector<float> Input, Output;
+};
+
 /// What rank 0 reports for one message size.
 struct Figure {
   size_t Bytes = 0;
