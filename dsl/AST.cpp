@@ -4,44 +4,6 @@
 
 namespace cclc::dsl {
 
-namespace {
-struct CollectiveName {
-  CollectiveKind Kind;
-  std::string_view Name;
-};
-constexpr CollectiveName CollectiveNames[] = {
-    {CollectiveKind::AllReduce, "allreduce"},
-    {CollectiveKind::AllGather, "allgather"},
-    {CollectiveKind::ReduceScatter, "reduce_scatter"},
-    {CollectiveKind::Broadcast, "broadcast"},
-    {CollectiveKind::Reduce, "reduce"},
-    {CollectiveKind::AllToAll, "alltoall"},
-};
-} // namespace
-
-std::string_view collectiveName(CollectiveKind Kind) {
-  for (const CollectiveName &C : CollectiveNames)
-    if (C.Kind == Kind)
-      return C.Name;
-  return "?";
-}
-
-std::optional<CollectiveKind> parseCollective(std::string_view Name) {
-  for (const CollectiveName &C : CollectiveNames)
-    if (C.Name == Name)
-      return C.Kind;
-  return std::nullopt;
-}
-
-std::string_view topologyName(TopologyKind Kind) {
-  switch (Kind) {
-  case TopologyKind::None: return "none";
-  case TopologyKind::Ring: return "ring";
-  case TopologyKind::Tree: return "tree";
-  }
-  return "?";
-}
-
 std::string_view typeName(Type Ty) {
   switch (Ty) {
   case Type::Unknown: return "<error>";

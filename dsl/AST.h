@@ -8,7 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "dsl/SourceManager.h"
+#include "plan/SourceManager.h"
+#include "plan/Vocabulary.h"
 
 #include <cstdint>
 #include <memory>
@@ -19,14 +20,8 @@
 
 namespace cclc::dsl {
 
-enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll };
-std::string_view collectiveName(CollectiveKind Kind);
-std::optional<CollectiveKind> parseCollective(std::string_view Name);
-
-/// Which topology facts an algorithm runs over: one instance per ring or tree
-/// channel the search found, or one flat instance over all ranks.
-enum class TopologyKind { None, Ring, Tree };
-std::string_view topologyName(TopologyKind Kind);
+using plan::CollectiveKind;
+using plan::TopologyKind;
 
 enum class Type { Unknown, Int, Bool, Buffer, Slice, IntList, Namespace, Void };
 std::string_view typeName(Type Ty);

@@ -1,7 +1,7 @@
 //===- ASTPrinter.cpp - Textual dump of the AST ---------------------------===//
 
 #include "dsl/ASTPrinter.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <ostream>
 

@@ -1,7 +1,7 @@
 //===- Arith.cpp - Integer semantics of the .ccl language -----------------===//
 
 #include "dsl/Arith.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <bit>

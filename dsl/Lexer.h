@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 #include "dsl/Token.h"
 
 #include <string_view>

@@ -98,7 +98,7 @@ std::unique_ptr<Algorithm> Parser::parseAlgorithm() {
   }
   Token Kind = consume();
   Algo->CollectiveRange = Kind.range();
-  if (auto Collective = parseCollective(Kind.Text)) {
+  if (auto Collective = plan::parseCollective(Kind.Text)) {
     Algo->Collective = *Collective;
   } else {
     Diags.error(Kind.range(), "unknown collective '" + std::string(Kind.Text) + "'");

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "dsl/AST.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 #include "dsl/Lexer.h"
 
 #include <memory>

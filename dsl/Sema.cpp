@@ -2,7 +2,7 @@
 
 #include "dsl/Sema.h"
 #include "dsl/Arith.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <set>
 

@@ -10,7 +10,7 @@
 
 #include "dsl/AST.h"
 #include "dsl/Builtins.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 
 #include <memory>
 #include <string>

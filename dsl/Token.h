@@ -1,7 +1,7 @@
 //===- Token.h - Tokens of the .ccl language --------------------*- C++ -*-===//
 #pragma once
 
-#include "dsl/SourceManager.h"
+#include "plan/SourceManager.h"
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,7 @@
 //===- Format.cpp - Formats generated kernel code -------------------------===//
 
 #include "compiler/codegen/Format.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <clang/Format/Format.h>
 #include <clang/Tooling/Core/Replacement.h>

@@ -1,7 +1,7 @@
 //===- IndexFit.cpp - Closed forms for the integers of a schedule ---------===//
 
 #include "compiler/codegen/IndexFit.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <numeric>

@@ -24,9 +24,9 @@
 #pragma once
 
 #include "compiler/codegen/TemplateCatalog.h"
-#include "compiler/emit/PlanJson.h"
-#include "compiler/schedule/Schedule.h"
-#include "dsl/Diagnostics.h"
+#include "plan/PlanJson.h"
+#include "plan/Schedule.h"
+#include "plan/Diagnostics.h"
 
 #include <optional>
 #include <string>
@@ -35,28 +35,15 @@
 
 namespace cclc::codegen {
 
-/// Element types kernels are instantiated for, in the order of the
-/// templates' DType enumerations.
-enum class ElementType : uint8_t { F32, F64, F16, BF16, I8, U8, I32, U32, I64, U64 };
-/// Reduction operators, in the order of the templates' RedOp enumerations.
-enum class ReductionOp : uint8_t { Sum, Prod, Min, Max };
-
-/// "f32", ...: the names --dtypes takes, in enumeration order.
-const std::vector<std::string> &elementTypeNames();
-/// "sum", ...: the names --ops takes, in enumeration order.
-const std::vector<std::string> &reductionOpNames();
-std::optional<ElementType> parseElementType(std::string_view Name);
-std::optional<ReductionOp> parseReductionOp(std::string_view Name);
-
 struct KernelEmitOptions {
   KernelTarget Target = KernelTarget::Host;
   /// The generated files' names without extension: the .ccl file's name up
   /// to its first dot (CMake's NAME_WE), which build rules rely on.
   std::string Stem;
-  std::vector<ElementType> Types = {ElementType::F32};
-  std::vector<ReductionOp> Ops = {ReductionOp::Sum};
+  std::vector<plan::DType> Types = {plan::DType::F32};
+  std::vector<plan::RedOp> Ops = {plan::RedOp::Sum};
   /// Where the schedule came from and the message sizes it is meant for.
-  emit::PlanInfo Info;
+  plan::PlanInfo Info;
   /// CUDA: threads of each block (a channel). The primitives stripe every
   /// copy and reduce over them; 512 keeps one channel's block near a GPU's
   /// copy bandwidth while many channels' blocks still fit on the device at

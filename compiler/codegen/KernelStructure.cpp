@@ -1,7 +1,7 @@
 //===- KernelStructure.cpp - One kernel's code for every rank -------------===//
 
 #include "compiler/codegen/KernelStructure.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 
@@ -11,32 +11,17 @@ using sched::BufferKind;
 using sched::OpKind;
 using sched::Step;
 
-std::string_view effectName(Effect E) {
-  switch (E) {
-  case Effect::Send: return "send";
-  case Effect::Recv: return "recv";
-  case Effect::RecvReduce: return "recv_reduce";
-  case Effect::Copy: return "copy";
-  case Effect::Reduce: return "reduce";
-  case Effect::RecvReduceSend: return "recv_reduce_send";
-  case Effect::RecvCopySend: return "recv_copy_send";
-  case Effect::Exchange: return "exchange";
-  case Effect::ExchangeReduce: return "exchange_reduce";
-  }
-  CCLC_UNREACHABLE("unknown effect");
-}
-
-bool effectUses(Effect E, Field F) {
-  bool Receives = E != Effect::Send && E != Effect::Copy && E != Effect::Reduce;
-  bool Sends = E == Effect::Send || E == Effect::RecvReduceSend || E == Effect::RecvCopySend ||
-               E == Effect::Exchange || E == Effect::ExchangeReduce;
-  bool HasSrc = E == Effect::Send || E == Effect::Copy || E == Effect::Reduce ||
-                E == Effect::Exchange || E == Effect::ExchangeReduce;
+bool effectUses(OpKind E, Field F) {
+  bool Receives = E != OpKind::Send && E != OpKind::Copy && E != OpKind::Reduce;
+  bool Sends = E == OpKind::Send || E == OpKind::RecvReduceSend || E == OpKind::RecvCopySend ||
+               E == OpKind::Exchange || E == OpKind::ExchangeReduce;
+  bool HasSrc = E == OpKind::Send || E == OpKind::Copy || E == OpKind::Reduce ||
+                E == OpKind::Exchange || E == OpKind::ExchangeReduce;
   switch (F) {
   case Field::RecvPeer: return Receives;
   case Field::SendPeer: return Sends;
   case Field::SrcChunk: return HasSrc;
-  case Field::DstChunk: return E != Effect::Send;
+  case Field::DstChunk: return E != OpKind::Send;
   }
   CCLC_UNREACHABLE("unknown field");
 }
@@ -82,76 +67,26 @@ bool sameCall(const Call &A, const Call &B) {
   return true;
 }
 
-Effect effectOf(OpKind Op) {
-  switch (Op) {
-  case OpKind::Send: return Effect::Send;
-  case OpKind::Recv: return Effect::Recv;
-  case OpKind::RecvReduce: return Effect::RecvReduce;
-  case OpKind::Copy: return Effect::Copy;
-  case OpKind::Reduce: return Effect::Reduce;
-  case OpKind::RecvReduceSend: return Effect::RecvReduceSend;
-  case OpKind::RecvCopySend: return Effect::RecvCopySend;
-  }
-  CCLC_UNREACHABLE("unknown op");
-}
-
 /// The calls of one rank's channel, chunks made relative to the channel's
 /// own block so that equal channels compare equal.
-std::optional<std::vector<Call>> callsOf(const sched::Schedule &S, int32_t Channel,
-                                         const std::vector<Step> &Steps, DiagnosticEngine &Diags) {
+std::vector<Call> callsOf(const sched::Schedule &S, int32_t Channel,
+                          const std::vector<Step> &Steps) {
   auto Local = [&](sched::Slice Sl) {
     Sl.Chunk -= Channel * S.channelChunks(Sl.Buffer);
     return Sl;
   };
   std::vector<Call> Calls;
-  for (size_t I = 0; I < Steps.size(); ++I) {
-    const Step &St = Steps[I];
+  for (plan::LoweredStep &L : plan::lowerChannel(Steps)) {
     Call C;
-    C.Kind = effectOf(St.Op);
-    C.Primitive = St.Primitive;
-    C.Loc = St.Loc;
-    if (St.WithNext) {
-      const Step *Next = I + 1 < Steps.size() ? &Steps[I + 1] : nullptr;
-      bool Exchange = St.Op == OpKind::Send && Next && !Next->WithNext &&
-                      (Next->Op == OpKind::Recv || Next->Op == OpKind::RecvReduce);
-      if (!Exchange) {
-        Diags.error(St.Loc, std::string(sched::opName(St.Op)) + " runs together with " +
-                                (Next ? "a " + std::string(sched::opName(Next->Op)) : "nothing") +
-                                ", which no kernel primitive does; only a send followed by "
-                                "recv or recv_reduce runs together (an exchange)");
-        return std::nullopt;
-      }
-      C.Kind = Next->Op == OpKind::Recv ? Effect::Exchange : Effect::ExchangeReduce;
-      C.SendPeer = St.Peer;
-      C.RecvPeer = Next->Peer;
-      C.Src = Local(St.Src);
-      C.Dst = Local(Next->Dst);
-      Calls.push_back(std::move(C));
-      ++I;
-      continue;
-    }
-    switch (St.Op) {
-    case OpKind::Send:
-      C.SendPeer = St.Peer;
-      C.Src = Local(St.Src);
-      break;
-    case OpKind::Recv:
-    case OpKind::RecvReduce:
-      C.RecvPeer = St.Peer;
-      C.Dst = Local(St.Dst);
-      break;
-    case OpKind::Copy:
-    case OpKind::Reduce:
-      C.Src = Local(St.Src);
-      C.Dst = Local(St.Dst);
-      break;
-    case OpKind::RecvReduceSend:
-    case OpKind::RecvCopySend:
-      C.RecvPeer = St.Peer;
-      C.SendPeer = St.SendPeer;
-      C.Dst = Local(St.Dst);
-      break;
-    }
+    C.Kind = L.Call.Op;
+    C.Primitive = std::move(L.Primitive);
+    C.Loc = L.Loc;
+    C.RecvPeer = L.Call.RecvPeer;
+    C.SendPeer = L.Call.SendPeer;
+    if (effectUses(C.Kind, Field::SrcChunk))
+      C.Src = Local(L.Call.Src);
+    if (effectUses(C.Kind, Field::DstChunk))
+      C.Dst = Local(L.Call.Dst);
     Calls.push_back(std::move(C));
   }
   return Calls;
@@ -347,30 +282,17 @@ private:
 
 } // namespace
 
-std::optional<KernelStructure> analyzeKernel(const sched::Schedule &S, DiagnosticEngine &Diags) {
+KernelStructure analyzeKernel(const sched::Schedule &S) {
   KernelStructure K;
-  for (const sched::RankProgram &RP : S.Ranks)
-    for (const sched::ChannelProgram &CP : RP.Channels)
-      for (const Step &St : CP.Steps) {
-        if (sched::opSends(St.Op))
-          K.MaxMessageChunks = std::max(K.MaxMessageChunks, St.sentSlice().Count);
-        bool HasSrc = St.Op == OpKind::Send || St.Op == OpKind::Copy || St.Op == OpKind::Reduce;
-        bool HasDst = St.Op != OpKind::Send;
-        if ((HasSrc && St.Src.Buffer == BufferKind::Scratch) ||
-            (HasDst && St.Dst.Buffer == BufferKind::Scratch))
-          K.ScratchUnits = S.Units.Scratch;
-      }
+  kern::ProgramShape Shape = plan::scheduleShape(S);
+  K.MaxMessageChunks = Shape.Grid.MaxSliceChunks;
+  K.ScratchUnits = Shape.ScratchUnits;
 
   // Calls[Channel][Rank].
   std::vector<std::vector<std::vector<Call>>> Calls(S.NChannels);
   for (int32_t H = 0; H < S.NChannels; ++H)
-    for (int32_t R = 0; R < S.NRanks; ++R) {
-      std::optional<std::vector<Call>> RankCalls =
-          callsOf(S, H, S.Ranks[R].Channels[H].Steps, Diags);
-      if (!RankCalls)
-        return std::nullopt;
-      Calls[H].push_back(std::move(*RankCalls));
-    }
+    for (int32_t R = 0; R < S.NRanks; ++R)
+      Calls[H].push_back(callsOf(S, H, S.Ranks[R].Channels[H].Steps));
 
   std::vector<int32_t> ProgramOf(S.NChannels, -1);
   for (int32_t H = 0; H < S.NChannels; ++H) {

@@ -24,8 +24,9 @@
 #pragma once
 
 #include "compiler/codegen/IndexFit.h"
-#include "compiler/schedule/Schedule.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Program.h"
+#include "plan/Schedule.h"
+#include "plan/Diagnostics.h"
 
 #include "common/Program.h"
 
@@ -38,21 +39,20 @@ namespace cclc::codegen {
 
 /// What a call does: the language operation a primitive declares as its
 /// effect (see templates/common/Primitive.h). The plan interpreters' steps
-/// name the same operations, so both share the template library's list.
-using Effect = kern::ProgramOp;
-/// "recv_reduce_send": the effect names of the template library.
-std::string_view effectName(Effect E);
+/// name the same operations.
+using plan::OpKind;
 
 /// The integer fields of a call; which ones an effect has is effectUses.
 enum class Field : uint8_t { RecvPeer, SendPeer, SrcChunk, DstChunk };
 inline constexpr size_t NumFields = 4;
-bool effectUses(Effect E, Field F);
+bool effectUses(OpKind E, Field F);
 /// The sliced buffer a chunk field indexes: Src for SrcChunk, Dst for DstChunk.
 bool isChunkField(Field F);
 
-/// One call of a primitive.
+/// One call of a primitive, as lowering (plan/Program.h) makes it, with its
+/// chunks relative to its channel's block.
 struct Call {
-  Effect Kind = Effect::Copy;
+  OpKind Kind = OpKind::Copy;
   /// The primitive the algorithm chose; empty for the effect's own.
   std::string Primitive;
   int32_t RecvPeer = -1; ///< The rank received from.
@@ -65,7 +65,7 @@ struct Call {
 
 /// What calls must share to be one line of code.
 struct CallShape {
-  Effect Kind = Effect::Copy;
+  OpKind Kind = OpKind::Copy;
   std::string Primitive;
   sched::BufferKind SrcBuffer = sched::BufferKind::Input;
   sched::BufferKind DstBuffer = sched::BufferKind::Output;
@@ -129,8 +129,7 @@ struct KernelStructure {
   int32_t ScratchUnits = 0;
 };
 
-/// Builds the structure of S's kernel. Fails with a diagnostic on steps no
-/// primitive can run (a WithNext group that is not a send then a receive).
-std::optional<KernelStructure> analyzeKernel(const sched::Schedule &S, DiagnosticEngine &Diags);
+/// Builds the structure of S's kernel; S must be verified.
+KernelStructure analyzeKernel(const sched::Schedule &S);
 
 } // namespace cclc::codegen

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/codegen/TemplateCatalog.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 #include "dsl/Lexer.h"
 
 #include <clang/AST/ASTConsumer.h>

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "dsl/Builtins.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 
 #include <iosfwd>
 #include <map>

@@ -3,7 +3,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/passes/Chunking.h"
 #include "compiler/topology/System.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <map>
@@ -26,19 +26,6 @@ double linkLatencyUs(PathType Type) {
   case PathType::NET: return 2.7;
   default: return 1.0; // Every PCI and CPU path: NCCL's PCI latency.
   }
-}
-
-double busBwFactor(dsl::CollectiveKind Kind, int32_t NRanks) {
-  double N = NRanks;
-  switch (Kind) {
-  case dsl::CollectiveKind::AllReduce: return 2 * (N - 1) / N;
-  case dsl::CollectiveKind::AllGather:
-  case dsl::CollectiveKind::ReduceScatter:
-  case dsl::CollectiveKind::AllToAll: return (N - 1) / N;
-  case dsl::CollectiveKind::Broadcast:
-  case dsl::CollectiveKind::Reduce: return 1;
-  }
-  CCLC_UNREACHABLE("unknown collective");
 }
 
 /// Units of the larger of the input and output buffers.
@@ -236,7 +223,7 @@ std::vector<Prediction> CostModel::predict(const Schedule &S,
                                            const std::vector<uint64_t> &Sizes) const {
   std::vector<Prediction> Best(Sizes.size());
   int32_t Largest = std::min(MaxChunkFactor, passes::maxChunkingFactor(S));
-  double Factor = busBwFactor(S.Collective, S.NRanks);
+  double Factor = plan::busBwFactor(S.Collective, S.NRanks);
   for (int32_t F = 1; F <= Largest; F *= 2) {
     Schedule Chunked = S;
     if (F > 1)

@@ -25,8 +25,8 @@
 #pragma once
 
 #include "compiler/cost/LinkTable.h"
-#include "compiler/schedule/Schedule.h"
-#include "compiler/schedule/Target.h"
+#include "plan/Schedule.h"
+#include "compiler/target/Target.h"
 
 #include <cstdint>
 #include <vector>
@@ -38,11 +38,6 @@ constexpr double LaunchLatencyUs = 6.6;
 
 /// The latency of one message over a path of this type, in us.
 double linkLatencyUs(topo::PathType Type);
-
-/// nccl-tests' bus bandwidth factor: busbw = algbw * factor (allreduce
-/// 2(n-1)/n; allgather, reduce_scatter and alltoall (n-1)/n; broadcast and
-/// reduce 1).
-double busBwFactor(dsl::CollectiveKind Kind, int32_t NRanks);
 
 /// The message size nccl-tests reports for a schedule: the larger of the
 /// input and output buffers, in bytes, for a per-unit size of UnitBytes.
@@ -62,7 +57,7 @@ constexpr int32_t MaxChunkFactor = 64;
 
 class CostModel {
 public:
-  explicit CostModel(const sched::Target &T) : Links(T) {}
+  explicit CostModel(const target::Target &T) : Links(T) {}
 
   /// Simulated time, in us, of one run of S on a message of Bytes bytes
   /// (the size messageBytes measures), launch latency included.

@@ -1,23 +1,13 @@
 //===- Explain.cpp - What the cost model says, for people -----------------===//
 
 #include "compiler/cost/Explain.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
 
 namespace cclc::cost {
-
-std::string formatBytes(uint64_t Bytes) {
-  static const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  size_t Unit = 0;
-  while (Unit + 1 < std::size(Units) && Bytes >= 1024 && Bytes % 1024 == 0) {
-    Bytes /= 1024;
-    ++Unit;
-  }
-  return std::to_string(Bytes) + " " + Units[Unit];
-}
 
 /// printf into a string: the tables are fixed-width columns.
 template <typename... Args> static std::string format(const char *Fmt, Args... Values) {
@@ -32,7 +22,7 @@ void printPredictions(const std::string &Algorithm, const std::string &Target,
   OS << format("%10s %12s %12s %12s %7s\n", "size", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
                "chunks");
   for (const Prediction &P : Points)
-    OS << format("%10s %12.2f %12.2f %12.2f %7d\n", formatBytes(P.Bytes).c_str(), P.TimeUs,
+    OS << format("%10s %12.2f %12.2f %12.2f %7d\n", plan::formatBytes(P.Bytes).c_str(), P.TimeUs,
                  P.AlgBwGBs, P.BusBwGBs, P.ChunkFactor);
 }
 
@@ -58,7 +48,7 @@ void printComparison(const std::vector<AlgorithmCurve> &Curves, std::ostream &OS
   std::string Crossover;
   size_t Previous = Curves.size();
   for (size_t P = 0; P < NPoints; ++P) {
-    OS << format("%10s", formatBytes(Curves[0].Points[P].Bytes).c_str());
+    OS << format("%10s", plan::formatBytes(Curves[0].Points[P].Bytes).c_str());
     for (const AlgorithmCurve &C : Curves)
       OS << " " << format("%*.2f", static_cast<int>(std::max<size_t>(C.Name.size(), 10)),
                           C.Points[P].TimeUs);
@@ -67,7 +57,7 @@ void printComparison(const std::vector<AlgorithmCurve> &Curves, std::ostream &OS
     if (Fastest == Previous)
       continue;
     // A new segment: it ends the previous one ("below") and starts here.
-    std::string Size = formatBytes(Curves[Fastest].Points[P].Bytes);
+    std::string Size = plan::formatBytes(Curves[Fastest].Points[P].Bytes);
     if (Previous != Curves.size())
       Crossover += " below " + Size + ", " + Curves[Fastest].Name + " from " + Size;
     else
@@ -82,10 +72,10 @@ void printComparison(const std::vector<AlgorithmCurve> &Curves, std::ostream &OS
 std::string describeWindow(const SizeWindow &W) {
   if (W.MinBytes == 0 && !W.MaxBytes)
     return "at every size";
-  std::string Text = W.MinBytes ? "from " + formatBytes(W.MinBytes) : "";
+  std::string Text = W.MinBytes ? "from " + plan::formatBytes(W.MinBytes) : "";
   if (!W.MaxBytes)
     return Text + " up";
-  return Text + (W.MinBytes ? " below " : "below ") + formatBytes(*W.MaxBytes + 1);
+  return Text + (W.MinBytes ? " below " : "below ") + plan::formatBytes(*W.MaxBytes + 1);
 }
 
 std::optional<SizeWindow> fastestWindow(const std::vector<AlgorithmCurve> &Curves, size_t Index) {

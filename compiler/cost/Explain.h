@@ -26,9 +26,6 @@ struct AlgorithmCurve {
   std::vector<Prediction> Points;
 };
 
-/// "512 B", "64 KiB", "1 GiB": exact binary units, bytes otherwise.
-std::string formatBytes(uint64_t Bytes);
-
 /// The table for one schedule, headed by its name and target.
 void printPredictions(const std::string &Algorithm, const std::string &Target,
                       const std::vector<Prediction> &Points, std::ostream &OS);

@@ -3,7 +3,7 @@
 #include "compiler/cost/LinkTable.h"
 #include "compiler/topology/Paths.h"
 #include "compiler/topology/System.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 
@@ -13,7 +13,7 @@ using topo::NodeType;
 using topo::PathType;
 
 /// The GPU index of the machine that runs a rank's local part.
-static int gpuOf(const topo::System &Sys, const sched::Target &T, int32_t Rank) {
+static int gpuOf(const topo::System &Sys, const target::Target &T, int32_t Rank) {
   int Gpu = Sys.gpuIndexOfRank(T.localRankOf(Rank));
   CCLC_ASSERT(Gpu >= 0, "a rank of the target has no GPU in the machine");
   return Gpu;
@@ -29,13 +29,13 @@ static float netBw(const topo::System &Sys, int Gpu) {
 }
 
 /// The path between the GPUs of two ranks of one node.
-static RankLink gpuLink(const topo::System &Sys, const sched::Target &T, int32_t P, int32_t Q) {
+static RankLink gpuLink(const topo::System &Sys, const target::Target &T, int32_t P, int32_t Q) {
   const topo::Path &Path =
       Sys.path({NodeType::Gpu, gpuOf(Sys, T, P)}, {NodeType::Gpu, gpuOf(Sys, T, Q)});
   return {Path.Type, Path.Bw, false};
 }
 
-LinkTable::LinkTable(const sched::Target &T)
+LinkTable::LinkTable(const target::Target &T)
     : NRanks(T.NRanks), LocalRanks(std::max(T.LocalRanks, 1)), NNodes(T.NNodes),
       Machine(T.Machine != nullptr), Links(static_cast<size_t>(T.NRanks) * T.NRanks) {
   bool HaveBest = false;

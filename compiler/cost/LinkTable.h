@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Target.h"
+#include "compiler/target/Target.h"
 #include "compiler/topology/TopoGraph.h"
 
 #include <cstdint>
@@ -35,7 +35,7 @@ class LinkTable {
 public:
   /// Every pair of T's ranks: from T.Machine when there is one, DefaultLink
   /// otherwise.
-  explicit LinkTable(const sched::Target &T);
+  explicit LinkTable(const target::Target &T);
 
   int32_t nranks() const { return NRanks; }
   const RankLink &link(int32_t P, int32_t Q) const { return Links[P * NRanks + Q]; }

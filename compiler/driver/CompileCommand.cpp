@@ -12,7 +12,7 @@
 
 #include "compiler/codegen/KernelEmit.h"
 #include "compiler/cost/Explain.h"
-#include "compiler/passes/BuildSchedule.h"
+#include "compiler/Compile.h"
 #include "compiler/topology/Machine.h"
 #include "dsl/Frontend.h"
 
@@ -24,6 +24,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <span>
 
 namespace cclc::driver {
 
@@ -31,9 +32,7 @@ namespace {
 
 struct CompileOptions {
   std::string File;
-  std::string Topo;
-  int Nodes = 1;
-  int NRanks = 0;
+  compiler::TargetOptions Target;
   std::string Emit = "schedule";
   std::string Output = "-";
   /// --emit=host|cuda: the element types and operators to instantiate.
@@ -41,7 +40,7 @@ struct CompileOptions {
   std::vector<std::string> RedOps = {"sum"};
   /// --emit=cuda: threads of each block.
   int BlockThreads = codegen::KernelEmitOptions().BlockThreads;
-  passes::BuildOptions Build;
+  compiler::BuildOptions Build;
   TemplateOptions Templates;
   /// Print the cost model's predictions and compare with the library.
   bool Explain = false;
@@ -52,8 +51,8 @@ struct CompileOptions {
 /// --explain: the cost model's table for S, then S against the library's
 /// algorithms of the same collective on the same target (those that compile
 /// for it); the sizes where S wins become the plan's size window.
-void explain(const sched::Schedule &S, const sched::Target &Target, const CompileOptions &Opts,
-             SourceManager &SM, emit::PlanInfo &Info) {
+void explain(const sched::Schedule &S, const target::Target &Target, const CompileOptions &Opts,
+             SourceManager &SM, plan::PlanInfo &Info) {
   cost::CostModel Model(Target);
   std::vector<uint64_t> Sizes = cost::explainSizes();
   std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, Model.predict(S, Sizes)}};
@@ -81,11 +80,11 @@ void explain(const sched::Schedule &S, const sched::Target &Target, const Compil
     if (!Algo || Algo->Collective != S.Collective || Algo->Name == S.Algorithm)
       continue;
     if (std::optional<sched::Schedule> Other =
-            passes::buildSchedule(*Algo, Target, LibraryOpts.Build, Discard, Quiet))
+            compiler::buildSchedule(*Algo, Target, LibraryOpts.Build, Discard, Quiet))
       Curves.push_back({Other->Algorithm, Model.predict(*Other, Sizes)});
   }
   if (Curves.size() == 1) {
-    std::cout << "compare: no other " << dsl::collectiveName(S.Collective)
+    std::cout << "compare: no other " << plan::collectiveName(S.Collective)
               << " algorithm in " << Opts.Algorithms << " compiles for this target\n";
     return;
   }
@@ -101,6 +100,15 @@ void explain(const sched::Schedule &S, const sched::Target &Target, const Compil
             << cost::describeWindow(*Window) << "\n";
 }
 
+/// The spellings of every value of an enumeration, for CLI11's IsMember.
+template <class E, class NameFn>
+std::vector<std::string> spellings(std::span<const E> Values, NameFn Name) {
+  std::vector<std::string> Names;
+  for (E V : Values)
+    Names.emplace_back(Name(V));
+  return Names;
+}
+
 /// The --emit formats of compile: every schedule format and the kernel targets.
 std::vector<std::string> compileFormats() {
   std::vector<std::string> Formats = scheduleFormats();
@@ -113,7 +121,7 @@ bool isKernelFormat(const std::string &Emit) { return Emit == "host" || Emit == 
 /// --emit=host|cuda: the kernels' header and source in directory Opts.Output,
 /// created if missing.
 bool writeKernels(const sched::Schedule &S, const codegen::TemplateCatalog &Catalog,
-                  const CompileOptions &Opts, const emit::PlanInfo &Info,
+                  const CompileOptions &Opts, const plan::PlanInfo &Info,
                   DiagnosticEngine &Diags) {
   codegen::KernelEmitOptions KOpts;
   KOpts.Target = primitiveTarget(Opts.Emit);
@@ -123,12 +131,12 @@ bool writeKernels(const sched::Schedule &S, const codegen::TemplateCatalog &Cata
   // The option checks admit only known names; repeats are dropped.
   KOpts.Types.clear();
   for (const std::string &Name : Opts.DTypes)
-    if (codegen::ElementType T = *codegen::parseElementType(Name);
+    if (plan::DType T = *plan::parseDType(Name);
         std::find(KOpts.Types.begin(), KOpts.Types.end(), T) == KOpts.Types.end())
       KOpts.Types.push_back(T);
   KOpts.Ops.clear();
   for (const std::string &Name : Opts.RedOps)
-    if (codegen::ReductionOp Op = *codegen::parseReductionOp(Name);
+    if (plan::RedOp Op = *plan::parseRedOp(Name);
         std::find(KOpts.Ops.begin(), KOpts.Ops.end(), Op) == KOpts.Ops.end())
       KOpts.Ops.push_back(Op);
   std::optional<std::vector<codegen::GeneratedFile>> Files =
@@ -168,26 +176,17 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   if (!Algo)
     return 1;
 
-  std::optional<topo::Machine> Machine;
-  sched::Target Target;
-  if (!Opts.Topo.empty()) {
-    Machine = topo::loadMachine(Opts.Topo, Opts.Nodes, SM, Diags);
-    if (!Machine)
-      return 1;
-    std::string Description = std::to_string(Machine->Conn.NRanks) + " ranks on " + Opts.Topo;
-    if (Opts.Nodes > 1)
-      Description += " x " + std::to_string(Opts.Nodes) + " nodes";
-    Target = sched::topologyTarget(Machine->Sys, Machine->Conn, std::move(Description));
-  } else {
-    Target = sched::flatTarget(Opts.NRanks);
-  }
+  std::optional<compiler::BuiltTarget> Built = compiler::buildTarget(Opts.Target, SM, Diags);
+  if (!Built)
+    return 1;
+  const target::Target &Target = Built->Target;
 
   std::optional<sched::Schedule> Schedule =
-      passes::buildSchedule(*Algo, Target, Opts.Build, std::cerr, Diags);
+      compiler::buildSchedule(*Algo, Target, Opts.Build, std::cerr, Diags);
   if (!Schedule)
     return 1;
 
-  emit::PlanInfo Info;
+  plan::PlanInfo Info;
   Info.Source = Opts.File;
   Info.Target = Target.Description;
   Info.Generator = generatorName();
@@ -214,12 +213,12 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   auto Opts = std::make_shared<CompileOptions>();
   Cmd->add_option("file", Opts->File, ".ccl algorithm")->required();
   CLI::Option *Topo =
-      Cmd->add_option("--topo", Opts->Topo, "NCCL topology XML of one node")->check(CLI::ExistingFile);
-  Cmd->add_option("--nodes", Opts->Nodes, "Number of identical nodes (with --topo)")
+      Cmd->add_option("--topo", Opts->Target.Topo, "NCCL topology XML of one node")->check(CLI::ExistingFile);
+  Cmd->add_option("--nodes", Opts->Target.Nodes, "Number of identical nodes (with --topo)")
       ->check(CLI::Range(1, 4096))
       ->needs(Topo)
       ->capture_default_str();
-  CLI::Option *NRanks = Cmd->add_option("--nranks", Opts->NRanks,
+  CLI::Option *NRanks = Cmd->add_option("--nranks", Opts->Target.NRanks,
                                         "Compile for N ranks without a topology: one ring in "
                                         "rank order and NCCL's double binary trees")
                             ->check(CLI::Range(1, 65536));
@@ -240,13 +239,13 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->add_option("--dtypes", Opts->DTypes,
                   "Element types to generate kernels for (--emit=host|cuda), comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember(codegen::elementTypeNames()))
+      ->check(CLI::IsMember(spellings(plan::allDTypes(), plan::dtypeName)))
       ->capture_default_str();
   Cmd->add_option("--ops", Opts->RedOps,
                   "Reduction operators to generate kernels for (--emit=host|cuda), "
                   "comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember(codegen::reductionOpNames()))
+      ->check(CLI::IsMember(spellings(plan::allRedOps(), plan::redOpName)))
       ->capture_default_str();
   Cmd->add_option("--block-threads", Opts->BlockThreads,
                   "Threads of each CUDA block (--emit=cuda): a multiple of 32 up to 1024")

@@ -5,8 +5,8 @@
 
 #include "compiler/emit/MscclXml.h"
 #include "compiler/emit/ScheduleDot.h"
-#include "compiler/schedule/ScheduleText.h"
-#include "dsl/Assert.h"
+#include "compiler/emit/ScheduleText.h"
+#include "plan/Assert.h"
 
 #include <filesystem>
 #include <fstream>
@@ -49,11 +49,11 @@ bool writeOutput(const std::string &Path, DiagnosticEngine &Diags,
 }
 
 bool emitSchedule(const sched::Schedule &S, const std::string &Format,
-                  const emit::PlanInfo &Info, std::ostream &OS, DiagnosticEngine &Diags) {
+                  const plan::PlanInfo &Info, std::ostream &OS, DiagnosticEngine &Diags) {
   if (Format == "schedule")
     sched::printSchedule(S, OS);
   else if (Format == "json")
-    OS << emit::scheduleToPlan(S, Info).dump(2) << '\n';
+    OS << plan::scheduleToPlan(S, Info).dump(2) << '\n';
   else if (Format == "msccl-xml")
     return emit::writeMscclXml(S, Info, OS, Diags);
   else if (Format == "dot")

@@ -10,9 +10,9 @@
 
 #include "Commands.h"
 
-#include "compiler/emit/PlanJson.h"
-#include "compiler/schedule/Schedule.h"
-#include "dsl/Diagnostics.h"
+#include "plan/PlanJson.h"
+#include "plan/Schedule.h"
+#include "plan/Diagnostics.h"
 
 #include <functional>
 #include <iosfwd>
@@ -38,7 +38,7 @@ bool writeOutput(const std::string &Path, DiagnosticEngine &Diags,
 
 /// Writes S in Format (one of scheduleFormats()); false after a diagnostic.
 bool emitSchedule(const sched::Schedule &S, const std::string &Format,
-                  const emit::PlanInfo &Info, std::ostream &OS, DiagnosticEngine &Diags);
+                  const plan::PlanInfo &Info, std::ostream &OS, DiagnosticEngine &Diags);
 
 /// "cclc 0.1.0", recorded in the files cclc writes.
 std::string generatorName();

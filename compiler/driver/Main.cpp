@@ -7,7 +7,11 @@
 #include "Commands.h"
 #include "Version.h"
 
+#include "plan/Assert.h"
+
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <unistd.h>
 
 int main(int Argc, char **Argv) {
@@ -34,6 +38,11 @@ int main(int Argc, char **Argv) {
   } catch (const CLI::ParseError &E) {
     int Status = App.exit(E);
     return Status == 0 ? 0 : 2;
+  } catch (const cclc::InternalError &E) {
+    // A bug in cclc: say where, and leave a core for the report.
+    std::fflush(stdout);
+    std::fprintf(stderr, "cclc: %s\n", E.what());
+    std::abort();
   }
   return ExitCode;
 }

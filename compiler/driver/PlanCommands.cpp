@@ -9,9 +9,9 @@
 #include "Commands.h"
 #include "InputOutput.h"
 
-#include "compiler/emit/MscclImport.h"
-#include "compiler/emit/PlanJson.h"
-#include "compiler/verify/Verifier.h"
+#include "compiler/import/MscclImport.h"
+#include "plan/PlanJson.h"
+#include "plan/Verifier.h"
 
 #include <CLI/CLI.hpp>
 
@@ -25,14 +25,14 @@ struct ReadOptions {
   std::string Output = "-";
 };
 
-using Reader = std::optional<emit::Plan> (*)(uint32_t, SourceManager &, DiagnosticEngine &);
+using Reader = std::optional<plan::Plan> (*)(uint32_t, SourceManager &, DiagnosticEngine &);
 
 int readVerifyEmit(const ReadOptions &Opts, const CommonOptions &Common, Reader Read) {
   SourceManager SM;
   DiagnosticEngine Diags(SM);
   configure(Diags, Common);
   std::optional<uint32_t> Id = loadSource(SM, Diags, Opts.File);
-  std::optional<emit::Plan> Plan = Id ? Read(*Id, SM, Diags) : std::nullopt;
+  std::optional<plan::Plan> Plan = Id ? Read(*Id, SM, Diags) : std::nullopt;
   if (!Plan || !verify::verifySchedule(Plan->Sched, Diags))
     return 1;
   if (Plan->Info.Generator.empty())
@@ -62,12 +62,12 @@ void addPlanCommands(CLI::App &App, const CommonOptions &Common, int &ExitCode) 
   addReadCommand(App, Common, ExitCode, "plan-check",
                  "Load a plan (.json) as the runtime does, check every field, verify the "
                  "schedule and print it",
-                 "plan file written by 'cclc compile --emit=json'", emit::readPlanFile);
+                 "plan file written by 'cclc compile --emit=json'", plan::readPlanFile);
   addReadCommand(App, Common, ExitCode, "import-msccl",
                  "Import an MSCCL-IR algorithm (.xml, as msccl-tools, TACCL or "
                  "'cclc compile --emit=msccl-xml' write it), verify it and emit it in any "
                  "format (--emit=json gives a plan the runtime loads)",
-                 "MSCCL-IR XML file", emit::readMscclXml);
+                 "MSCCL-IR XML file", importer::readMscclXml);
 }
 
 } // namespace cclc::driver

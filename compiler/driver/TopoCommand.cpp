@@ -17,7 +17,7 @@
 #include "compiler/topology/GraphXml.h"
 #include "compiler/topology/Search.h"
 #include "compiler/topology/SystemPrint.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 //===- MscclXml.cpp - MSCCL-IR XML export ---------------------------------===//
 
 #include "compiler/emit/MscclXml.h"
-#include "compiler/emit/MessageMatch.h"
-#include "dsl/Assert.h"
+#include "plan/MessageMatch.h"
+#include "plan/Assert.h"
 
 #include <pugixml.hpp>
 
@@ -18,8 +18,8 @@ using sched::OpKind;
 using sched::Slice;
 using sched::Step;
 
-std::string_view mscclCollectiveName(dsl::CollectiveKind Kind) {
-  return Kind == dsl::CollectiveKind::ReduceScatter ? "reducescatter" : dsl::collectiveName(Kind);
+std::string_view mscclCollectiveName(plan::CollectiveKind Kind) {
+  return Kind == plan::CollectiveKind::ReduceScatter ? "reducescatter" : plan::collectiveName(Kind);
 }
 
 namespace {
@@ -36,6 +36,8 @@ const char *mscclType(OpKind Op) {
   case OpKind::Reduce: return "re";
   case OpKind::RecvReduceSend: return "rrcs";
   case OpKind::RecvCopySend: return "rcs";
+  case OpKind::Exchange:
+  case OpKind::ExchangeReduce: break;
   }
   CCLC_UNREACHABLE("unknown op");
 }
@@ -44,7 +46,7 @@ struct XmlStep {
   const char *Type = "nop";
   /// The step of the schedule, null for a nop carrying a dependency.
   const Step *Source = nullptr;
-  StepRef Ref;
+  plan::StepRef Ref;
   int32_t DepTb = -1, DepStep = -1;
   bool HasDep = false;
 };
@@ -61,7 +63,7 @@ public:
       : S(S), Rank(Rank), Diags(Diags) {}
   bool assign();
   void addSteps();
-  void write(pugi::xml_node Gpu, const MessageMatch &Match) const;
+  void write(pugi::xml_node Gpu, const plan::MessageMatch &Match) const;
 
 private:
   bool assignChannel(int32_t C);
@@ -201,7 +203,7 @@ void setSlice(pugi::xml_node Node, const char *Buf, const char *Off, const Slice
   Node.append_attribute(Off) = S ? S->Chunk : -1;
 }
 
-void RankExport::write(pugi::xml_node Gpu, const MessageMatch &Match) const {
+void RankExport::write(pugi::xml_node Gpu, const plan::MessageMatch &Match) const {
   for (int32_t T = 0; T < int32_t(Tbs.size()); ++T) {
     const Threadblock &Tb = Tbs[T];
     pugi::xml_node TbNode = Gpu.append_child("tb");
@@ -215,7 +217,7 @@ void RankExport::write(pugi::xml_node Gpu, const MessageMatch &Match) const {
       N.append_attribute("s") = I;
       N.append_attribute("type") = X.Type;
       // The remote end of a message, as MSCCL-IR records it.
-      auto Remote = [&](std::optional<StepRef> Other, bool Sent) -> const Slice * {
+      auto Remote = [&](std::optional<plan::StepRef> Other, bool Sent) -> const Slice * {
         if (!Other)
           return nullptr;
         const Step &O = S.Ranks[Other->Rank].Channels[Other->Channel].Steps[Other->Index];
@@ -243,6 +245,8 @@ void RankExport::write(pugi::xml_node Gpu, const MessageMatch &Match) const {
         case OpKind::RecvReduceSend:
           Src = Dst = &St->Dst;
           break;
+        case OpKind::Exchange:
+        case OpKind::ExchangeReduce: CCLC_UNREACHABLE("a schedule step is never an exchange");
         }
         Count = St->Op == OpKind::Send ? St->Src.Count : St->Dst.Count;
       }
@@ -262,7 +266,7 @@ void RankExport::write(pugi::xml_node Gpu, const MessageMatch &Match) const {
 
 } // namespace
 
-bool writeMscclXml(const sched::Schedule &S, const PlanInfo &Info, std::ostream &OS,
+bool writeMscclXml(const sched::Schedule &S, const plan::PlanInfo &Info, std::ostream &OS,
                    DiagnosticEngine &Diags) {
   for (const sched::RankProgram &R : S.Ranks)
     for (const sched::ChannelProgram &C : R.Channels)
@@ -300,7 +304,7 @@ bool writeMscclXml(const sched::Schedule &S, const PlanInfo &Info, std::ostream 
   pugi::xml_node Extra = Algo.append_child("cclc");
   if (!Info.Source.empty())
     Extra.append_attribute("source") = Info.Source.c_str();
-  Extra.append_attribute("topology") = std::string(dsl::topologyName(S.Topology)).c_str();
+  Extra.append_attribute("topology") = std::string(plan::topologyName(S.Topology)).c_str();
   Extra.append_attribute("root") = S.Root;
   Extra.append_attribute("slots") = S.BufferSlots;
   std::string Remap;
@@ -308,7 +312,7 @@ bool writeMscclXml(const sched::Schedule &S, const PlanInfo &Info, std::ostream 
     Remap += (Remap.empty() ? "" : " ") + std::to_string(P);
   Extra.append_attribute("remap") = Remap.c_str();
 
-  MessageMatch Match(S);
+  plan::MessageMatch Match(S);
   for (int32_t R = 0; R < int32_t(S.Ranks.size()); ++R) {
     pugi::xml_node Gpu = Algo.append_child("gpu");
     Gpu.append_attribute("id") = R;

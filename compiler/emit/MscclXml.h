@@ -29,8 +29,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/emit/PlanJson.h"
-#include "compiler/schedule/Schedule.h"
+#include "plan/PlanJson.h"
+#include "plan/Schedule.h"
 
 #include <iosfwd>
 #include <string_view>
@@ -39,10 +39,10 @@ namespace cclc::emit {
 
 /// Writes S; false, after a diagnostic, when S needs something MSCCL-IR
 /// cannot say (a channel whose fused steps tie one connection to two tbs).
-bool writeMscclXml(const sched::Schedule &S, const PlanInfo &Info, std::ostream &OS,
+bool writeMscclXml(const sched::Schedule &S, const plan::PlanInfo &Info, std::ostream &OS,
                    DiagnosticEngine &Diags);
 
 /// MSCCL's spelling of a collective ("reducescatter").
-std::string_view mscclCollectiveName(dsl::CollectiveKind Kind);
+std::string_view mscclCollectiveName(plan::CollectiveKind Kind);
 
 } // namespace cclc::emit

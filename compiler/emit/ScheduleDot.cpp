@@ -1,8 +1,8 @@
 //===- ScheduleDot.cpp - The schedule as a Graphviz graph -----------------===//
 
 #include "compiler/emit/ScheduleDot.h"
-#include "compiler/emit/MessageMatch.h"
-#include "compiler/schedule/ScheduleText.h"
+#include "plan/MessageMatch.h"
+#include "compiler/emit/ScheduleText.h"
 
 #include <ostream>
 
@@ -10,7 +10,7 @@ namespace cclc::emit {
 
 namespace {
 
-std::string nodeName(StepRef Ref) {
+std::string nodeName(plan::StepRef Ref) {
   return "r" + std::to_string(Ref.Rank) + "c" + std::to_string(Ref.Channel) + "s" +
          std::to_string(Ref.Index);
 }
@@ -30,7 +30,7 @@ std::string quote(const std::string &Text) {
 
 void printScheduleDot(const sched::Schedule &S, std::ostream &OS) {
   OS << "digraph " << quote(S.Algorithm) << " {\n"
-     << "  label=" << quote(S.Algorithm + ": " + std::string(dsl::collectiveName(S.Collective)) +
+     << "  label=" << quote(S.Algorithm + ": " + std::string(plan::collectiveName(S.Collective)) +
                             " on " + std::to_string(S.NRanks) + " ranks, " +
                             std::to_string(S.NChannels) + " channel(s)")
      << ";\n  labelloc=t;\n  node [shape=box, fontsize=10];\n  edge [fontsize=9];\n";
@@ -52,13 +52,13 @@ void printScheduleDot(const sched::Schedule &S, std::ostream &OS) {
     }
     OS << "  }\n";
   }
-  MessageMatch Match(S);
+  plan::MessageMatch Match(S);
   for (int32_t R = 0; R < int32_t(S.Ranks.size()); ++R)
     for (int32_t C = 0; C < int32_t(S.Ranks[R].Channels.size()); ++C) {
       const std::vector<sched::Step> &Steps = S.Ranks[R].Channels[C].Steps;
       for (int32_t I = 0; I < int32_t(Steps.size()); ++I)
         if (sched::opSends(Steps[I].Op))
-          if (std::optional<StepRef> To = Match.receiverOf({R, C, I}))
+          if (std::optional<plan::StepRef> To = Match.receiverOf({R, C, I}))
             OS << "  " << nodeName({R, C, I}) << " -> " << nodeName(*To)
                << " [label=" << quote(sched::formatSlice(Steps[I].sentSlice())) << "];\n";
     }

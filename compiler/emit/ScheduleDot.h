@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Schedule.h"
+#include "plan/Schedule.h"
 
 #include <iosfwd>
 

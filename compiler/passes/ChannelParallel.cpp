@@ -1,7 +1,7 @@
 //===- ChannelParallel.cpp - Flat algorithms on every channel -------------===//
 
 #include "compiler/passes/ChannelParallel.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <climits>
@@ -27,7 +27,7 @@ ChannelParallelResult parallelizeChannels(Schedule &S, int32_t Channels) {
               "channel count out of range");
   ChannelParallelResult Result;
   Result.ChannelsBefore = Result.ChannelsAfter = S.NChannels;
-  if (S.Topology != dsl::TopologyKind::None || S.NChannels != 1 || Channels == 1)
+  if (S.Topology != plan::TopologyKind::None || S.NChannels != 1 || Channels == 1)
     return Result;
   S.NChannels = Channels;
   // Slices a step does not use stay empty at chunk 0.

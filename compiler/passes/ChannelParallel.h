@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Schedule.h"
+#include "plan/Schedule.h"
 
 #include <cstdint>
 #include <string>

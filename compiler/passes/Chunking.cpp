@@ -1,7 +1,8 @@
 //===- Chunking.cpp - Finer chunks and software pipelining ----------------===//
 
 #include "compiler/passes/Chunking.h"
-#include "dsl/Assert.h"
+#include "plan/MessageMatch.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <climits>
@@ -68,6 +69,8 @@ int accessesOf(const Step &St, Access Out[2]) {
   case OpKind::RecvReduce:
   case OpKind::RecvReduceSend:
   case OpKind::RecvCopySend: Out[0] = {St.Dst, true}; return 1;
+  case OpKind::Exchange:
+  case OpKind::ExchangeReduce: break;
   }
   CCLC_UNREACHABLE("unknown op");
 }
@@ -138,36 +141,25 @@ StageSolver::StageSolver(const Schedule &S, int32_t Factor)
 }
 
 bool StageSolver::matchMessages() {
-  // Connection (channel, sender, receiver) -> its messages in send order and
-  // how many of them have been matched to receives.
-  struct Connection {
-    std::vector<int32_t> Ids;
-    size_t Matched = 0;
-  };
-  std::unordered_map<uint64_t, Connection> Connections;
-  auto KeyOf = [&](int32_t Channel, int32_t From, int32_t To) {
-    return (static_cast<uint64_t>(Channel) * S.NRanks + From) * S.NRanks + To;
-  };
+  plan::MessageMatch Match(S);
   for (int32_t P = 0; P < NPrograms; ++P) {
     const std::vector<Step> &Steps = stepsOf(P);
-    for (size_t I = 0; I < Steps.size(); ++I) {
-      if (!sched::opSends(Steps[I].Op))
-        continue;
-      StepMsgs[P][I].Sent = static_cast<int32_t>(Messages.size());
-      Messages.push_back({P, -1, 0});
-      Connections[KeyOf(P % S.NChannels, P / S.NChannels, Steps[I].sendTarget())].Ids.push_back(
-          StepMsgs[P][I].Sent);
-    }
+    for (size_t I = 0; I < Steps.size(); ++I)
+      if (sched::opSends(Steps[I].Op)) {
+        StepMsgs[P][I].Sent = static_cast<int32_t>(Messages.size());
+        Messages.push_back({P, -1, 0});
+      }
   }
   for (int32_t P = 0; P < NPrograms; ++P) {
     const std::vector<Step> &Steps = stepsOf(P);
     for (size_t I = 0; I < Steps.size(); ++I) {
       if (!sched::opReceives(Steps[I].Op))
         continue;
-      auto It = Connections.find(KeyOf(P % S.NChannels, Steps[I].Peer, P / S.NChannels));
-      if (It == Connections.end() || It->second.Matched == It->second.Ids.size())
+      std::optional<plan::StepRef> Send =
+          Match.senderOf({P / S.NChannels, P % S.NChannels, static_cast<int32_t>(I)});
+      if (!Send)
         return false;
-      int32_t Id = It->second.Ids[It->second.Matched++];
+      int32_t Id = StepMsgs[Send->Rank * S.NChannels + Send->Channel][Send->Index].Sent;
       StepMsgs[P][I].Received = Id;
       Messages[Id].Receiver = P;
     }

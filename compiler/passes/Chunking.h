@@ -25,7 +25,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Schedule.h"
+#include "plan/Schedule.h"
 
 #include <cstdint>
 #include <string>

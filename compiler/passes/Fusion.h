@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Schedule.h"
+#include "plan/Schedule.h"
 
 #include <cstddef>
 #include <string>

@@ -4,8 +4,8 @@
 #include "compiler/passes/ChannelParallel.h"
 #include "compiler/passes/Chunking.h"
 #include "compiler/passes/Fusion.h"
-#include "compiler/schedule/ScheduleText.h"
-#include "compiler/verify/Verifier.h"
+#include "compiler/emit/ScheduleText.h"
+#include "plan/Verifier.h"
 
 #include <algorithm>
 #include <functional>

@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Schedule.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Schedule.h"
+#include "plan/Diagnostics.h"
 
 #include <cstdint>
 #include <iosfwd>

@@ -4,7 +4,7 @@
 #include "compiler/topology/Format.h"
 #include "compiler/topology/Search.h"
 #include "compiler/topology/Trees.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <nlohmann/json.hpp>
 

@@ -4,7 +4,7 @@
 #include "compiler/topology/TopoXml.h"
 #include "compiler/topology/Format.h"
 #include "compiler/topology/Search.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <pugixml.hpp>
 

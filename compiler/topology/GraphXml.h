@@ -22,7 +22,7 @@
 #pragma once
 
 #include "compiler/topology/TopoGraph.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 
 #include <iosfwd>
 #include <optional>

@@ -2,7 +2,7 @@
 
 #include "compiler/topology/Machine.h"
 #include "compiler/topology/Search.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 //===- Paths.cpp - Paths between the nodes of a System --------------------===//
 
 #include "compiler/topology/Paths.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 

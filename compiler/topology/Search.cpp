@@ -3,7 +3,7 @@
 #include "compiler/topology/Search.h"
 #include "compiler/topology/Format.h"
 #include "compiler/topology/Paths.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 
 #include "compiler/topology/System.h"
 #include "compiler/topology/TopoXml.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -16,7 +16,7 @@
 #pragma once
 
 #include "compiler/topology/TopoGraph.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 
 #include <array>
 #include <cstdint>

@@ -21,7 +21,7 @@
 #pragma once
 
 #include "compiler/topology/System.h"
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 
 #include <cstdint>
 #include <optional>

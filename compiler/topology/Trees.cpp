@@ -1,7 +1,7 @@
 //===- Trees.cpp - NCCL's binary and double binary trees ------------------===//
 
 #include "compiler/topology/Trees.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 namespace cclc::topo {
 

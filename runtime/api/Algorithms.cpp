@@ -1,6 +1,6 @@
 //===- Algorithms.cpp - Loaded algorithms and the choice per call ---------===//
 
-#include "compiler/cost/Explain.h"
+#include "plan/Vocabulary.h"
 #include "runtime/api/Algorithms.h"
 #include "runtime/api/Environment.h"
 #include "runtime/api/Types.h"
@@ -32,10 +32,10 @@ const char *executorName(Algorithm::Executor Kind, Target Where) {
 /// it. A null function when there is none.
 template <class Fn>
 Fn findKernel(const std::map<std::pair<host::DType, host::RedOp>, Fn> &Kernels,
-              dsl::CollectiveKind Collective, const Request &R) {
+              plan::CollectiveKind Collective, const Request &R) {
   if (auto It = Kernels.find({R.Type, R.Op}); It != Kernels.end())
     return It->second;
-  if (reduces(Collective))
+  if (plan::reduces(Collective))
     return nullptr;
   for (const auto &[Key, Kernel] : Kernels)
     if (Key.first == R.Type)
@@ -45,15 +45,15 @@ Fn findKernel(const std::map<std::pair<host::DType, host::RedOp>, Fn> &Kernels,
 
 /// "allreduce of 4 KiB (f32, sum)", "broadcast of 8 B (u8, root 2)".
 std::string describeCall(const Request &R) {
-  return std::string(dsl::collectiveName(R.Collective)) + " of " + cost::formatBytes(R.bytes()) + " (" +
-         std::string(typeName(R.Type)) +
-         (reduces(R.Collective) ? ", " + std::string(opName(R.Op)) : "") +
-         (hasRoot(R.Collective) ? ", root " + std::to_string(R.Root) : "") + ")";
+  return std::string(plan::collectiveName(R.Collective)) + " of " + plan::formatBytes(R.bytes()) + " (" +
+         std::string(plan::dtypeName(R.Type)) +
+         (plan::reduces(R.Collective) ? ", " + std::string(plan::redOpName(R.Op)) : "") +
+         (plan::hasRoot(R.Collective) ? ", root " + std::to_string(R.Root) : "") + ")";
 }
 
 } // namespace
 
-uint64_t Request::bytes() const { return uint64_t(Count) * exec::dtypeBytes(Type); }
+uint64_t Request::bytes() const { return uint64_t(Count) * plan::dtypeBytes(Type); }
 
 bool Algorithm::holds(uint64_t Bytes) const {
   return Bytes >= MinBytes && (!MaxBytes || Bytes <= *MaxBytes);
@@ -68,7 +68,7 @@ const cuda::KernelInfo *Algorithm::cudaKernelFor(const Request &R) const {
 }
 
 bool Algorithm::serves(const Request &R) const {
-  if (Collective != R.Collective || (hasRoot(Collective) && Root != R.Root) || !holds(R.bytes()))
+  if (Collective != R.Collective || (plan::hasRoot(Collective) && Root != R.Root) || !holds(R.bytes()))
     return false;
   switch (Kind) {
   case Executor::Kernel: return R.Where == Target::Host && kernelFor(R);
@@ -86,8 +86,8 @@ void Algorithm::run(const Request &R, const host::KernelArgs &Args, int Channel)
 }
 
 std::string Algorithm::describe(Target Where) const {
-  std::string Window = MaxBytes ? cost::formatBytes(MinBytes) + ".." + cost::formatBytes(*MaxBytes)
-                                : cost::formatBytes(MinBytes) + " and up";
+  std::string Window = MaxBytes ? plan::formatBytes(MinBytes) + ".." + plan::formatBytes(*MaxBytes)
+                                : plan::formatBytes(MinBytes) + " and up";
   return Name + " (" + Origin + ", " + executorName(Kind, Where) + ", " +
          std::to_string(Shape.Grid.NChannels) + " channel" +
          (Shape.Grid.NChannels == 1 ? "" : "s") + ", sizes " + Window + ")";

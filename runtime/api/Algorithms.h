@@ -23,7 +23,7 @@
 #include "runtime/exec/Interpreter.h"
 #include "runtime/net/Transport.h"
 
-#include "dsl/AST.h"
+#include "plan/Vocabulary.h"
 #include "host/Kernel.h"
 
 #include <cstddef>
@@ -53,7 +53,7 @@ enum class Target { Host, Gpu };
 
 /// What one collective call asks for.
 struct Request {
-  dsl::CollectiveKind Collective = dsl::CollectiveKind::AllReduce;
+  plan::CollectiveKind Collective = plan::CollectiveKind::AllReduce;
   /// The call's root; 0 for collectives without one.
   int32_t Root = 0;
   /// The per-rank element count (the schedules' unit).
@@ -112,10 +112,10 @@ struct Algorithm {
   enum class Executor { Kernel, CudaKernel, Interpreter };
 
   std::string Name;
-  /// Where it came from, for logs: "plan ring.json", "kernels", "compiled
-  /// at run time from the library".
+  /// Where it came from, for logs: "plan ring.json", "kernels", "the
+  /// library's ring, built into the runtime".
   std::string Origin;
-  dsl::CollectiveKind Collective = dsl::CollectiveKind::AllReduce;
+  plan::CollectiveKind Collective = plan::CollectiveKind::AllReduce;
   int32_t Root = 0;
   uint64_t MinBytes = 0;
   std::optional<uint64_t> MaxBytes;
@@ -173,9 +173,9 @@ private:
   /// Stable addresses: choose() hands out references, which the GPU
   /// executor keys its per-algorithm state on.
   std::deque<Algorithm> Loaded;
-  std::map<std::tuple<dsl::CollectiveKind, int32_t, Target>, Algorithm> Fallbacks;
+  std::map<std::tuple<plan::CollectiveKind, int32_t, Target>, Algorithm> Fallbacks;
   /// (collective, algorithm, executor, target) already logged.
-  std::set<std::tuple<dsl::CollectiveKind, std::string, Algorithm::Executor, Target>> Logged;
+  std::set<std::tuple<plan::CollectiveKind, std::string, Algorithm::Executor, Target>> Logged;
 };
 
 } // namespace cclc::runtime

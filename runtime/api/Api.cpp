@@ -18,7 +18,7 @@
 #include <optional>
 
 using namespace cclc::runtime;
-using cclc::dsl::CollectiveKind;
+using cclc::plan::CollectiveKind;
 
 namespace {
 

@@ -49,7 +49,7 @@ std::optional<Classified> Communicator::asyncError() {
 GpuContext &Communicator::gpu(const Request &R) {
   if (!Gpu) {
     std::unique_ptr<GpuContext> Made =
-        createGpuContext(*Boot, std::string(dsl::collectiveName(R.Collective)));
+        createGpuContext(*Boot, std::string(plan::collectiveName(R.Collective)));
     Made->loadKernels(Table.loaded());
     std::lock_guard<std::mutex> Guard(GpuLock);
     Gpu = std::move(Made);

@@ -23,8 +23,8 @@
 #include "runtime/api/Workspace.h"
 #include "runtime/api/cclc.h"
 
-#include "compiler/emit/PlanJson.h"
-#include "dsl/SourceManager.h"
+#include "plan/PlanJson.h"
+#include "plan/SourceManager.h"
 #include "runtime/net/Bootstrap.h"
 
 #include <cstddef>
@@ -92,7 +92,7 @@ private:
   void registerTable(std::span<const KernelEntry> Entries, Algorithm::Executor Kind,
                      const char *Flag);
   /// An interpreter algorithm for S, connected on the host when ConnectHost.
-  Algorithm interpreted(sched::Schedule S, std::string Origin, const emit::PlanInfo &Info,
+  Algorithm interpreted(sched::Schedule S, std::string Origin, const plan::PlanInfo &Info,
                         bool ConnectHost);
   /// The library's ring for R's collective and root (Fallback.h), connected
   /// on the host for host calls.

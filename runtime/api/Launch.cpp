@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/cost/Explain.h"
+#include "plan/Vocabulary.h"
 #include "runtime/api/Comm.h"
 #include "runtime/api/Status.h"
 #include "runtime/api/Types.h"
@@ -58,8 +58,8 @@ struct Uses {
 
 Uses usesOf(const Request &R, int Rank) {
   bool IsRoot = Rank == R.Root;
-  return {R.Collective != dsl::CollectiveKind::Broadcast || IsRoot,
-          R.Collective != dsl::CollectiveKind::Reduce || IsRoot};
+  return {R.Collective != plan::CollectiveKind::Broadcast || IsRoot,
+          R.Collective != plan::CollectiveKind::Reduce || IsRoot};
 }
 
 /// Copies Bytes from Src to Dst, in the order of the call's other work.
@@ -72,7 +72,7 @@ using CopyAside = std::function<void(void *Dst, const void *Src, size_t Bytes)>;
 kern::CallArgs placeBuffers(const Request &R, const Algorithm &A, int Rank, const void *Send,
                             void *Recv, Workspace &Space, const CopyAside &Copy) {
   Uses U = usesOf(R, Rank);
-  size_t ElemBytes = exec::dtypeBytes(R.Type);
+  size_t ElemBytes = plan::dtypeBytes(R.Type);
   size_t InBytes = size_t(A.Shape.InputUnits) * R.Count * ElemBytes;
   size_t OutBytes = size_t(A.Shape.OutputUnits) * R.Count * ElemBytes;
   kern::CallArgs Args;
@@ -99,13 +99,13 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   // Messages are built only for refusals: a call that passes costs no strings.
   auto Refuse = [&](const std::string &Problem) {
     throw ApiError(cclcInvalidArgument,
-                   std::string(dsl::collectiveName(R.Collective)) + ": " + Problem);
+                   std::string(plan::collectiveName(R.Collective)) + ": " + Problem);
   };
-  if (hasRoot(R.Collective) && (R.Root < 0 || R.Root >= NRanks))
+  if (plan::hasRoot(R.Collective) && (R.Root < 0 || R.Root >= NRanks))
     Refuse("root " + std::to_string(R.Root) + " is not a rank of this communicator of " +
            std::to_string(NRanks) + " ranks");
   sched::BufferUnits Units = sched::bufferUnits(R.Collective, NRanks);
-  size_t ElemBytes = exec::dtypeBytes(R.Type);
+  size_t ElemBytes = plan::dtypeBytes(R.Type);
   size_t MostUnits = size_t(std::max({Units.Input, Units.Output, Units.Scratch}));
   if (R.Count > std::numeric_limits<size_t>::max() / ElemBytes / MostUnits)
     Refuse("count " + std::to_string(R.Count) + " overflows the buffers' sizes");
@@ -197,8 +197,8 @@ void Communicator::fail(const Request &R, const Algorithm *A,
       Cause = E;
   Classified C = classify(Cause);
   std::string Heard = Links.failure();
-  std::string Message = std::string(dsl::collectiveName(R.Collective)) + " of " +
-                        cost::formatBytes(R.bytes()) + (A ? " with " + A->Name : "") +
+  std::string Message = std::string(plan::collectiveName(R.Collective)) + " of " +
+                        plan::formatBytes(R.bytes()) + (A ? " with " + A->Name : "") +
                         (R.Where == Target::Gpu ? " on the GPU" : "") + " failed on rank " +
                         std::to_string(Rank) + ": " + C.Message;
   if (!Heard.empty() && C.Message.find(Heard) == std::string::npos &&

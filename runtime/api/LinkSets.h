@@ -17,7 +17,7 @@
 
 #include "runtime/net/Transport.h"
 
-#include "compiler/schedule/Schedule.h"
+#include "plan/Schedule.h"
 
 #include <algorithm>
 #include <cstddef>

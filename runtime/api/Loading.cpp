@@ -16,7 +16,7 @@
 #include "runtime/api/Gpu.h"
 #include "runtime/api/Status.h"
 
-#include "compiler/verify/Verifier.h"
+#include "plan/Verifier.h"
 
 #include <optional>
 #include <sstream>
@@ -46,7 +46,7 @@ void checkKernel(const KernelEntry &K, size_t Index, int NRanks, const char *Fla
           Entry + " has a null name, collective or function; pass the <algorithm>_kernels "
                   "table that cclc compile " + Flag + " generated");
   Entry += " (" + std::string(K.Algorithm) + ")";
-  std::optional<dsl::CollectiveKind> Collective = dsl::parseCollective(K.Collective);
+  std::optional<plan::CollectiveKind> Collective = plan::parseCollective(K.Collective);
   require(Collective.has_value(),
           Entry + " names an unknown collective '" + std::string(K.Collective) + "'");
   require(K.NRanks == NRanks, Entry + " is compiled for " + std::to_string(K.NRanks) +
@@ -92,7 +92,7 @@ void Communicator::loadPlanText(std::string Text, const std::string &Name) {
 void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::string &Name) {
   std::ostringstream Log;
   DiagnosticEngine Diags(SM, Log);
-  std::optional<emit::Plan> Plan = emit::readPlanFile(FileId, SM, Diags);
+  std::optional<plan::Plan> Plan = plan::readPlanFile(FileId, SM, Diags);
   if (!Plan || !verify::verifySchedule(Plan->Sched, Diags))
     throw ApiError(cclcInvalidArgument,
                    "plan " + Name + " is refused:\n" + trimmed(Log.str()) +
@@ -108,7 +108,7 @@ void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::s
 }
 
 Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
-                                    const emit::PlanInfo &Info, bool ConnectHost) {
+                                    const plan::PlanInfo &Info, bool ConnectHost) {
   Algorithm A;
   A.Name = S.Algorithm;
   A.Origin = std::move(Origin);
@@ -131,8 +131,8 @@ Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
 }
 
 Algorithm Communicator::fallback(const Request &R) {
-  sched::Schedule S = compileFallback(R.Collective, NRanks, R.Root);
-  return interpreted(std::move(S), "compiled at run time from the library", emit::PlanInfo{},
+  sched::Schedule S = fallbackSchedule(R.Collective, NRanks, R.Root);
+  return interpreted(std::move(S), "the library's ring, built into the runtime", plan::PlanInfo{},
                      R.Where == Target::Host);
 }
 
@@ -169,7 +169,7 @@ void Communicator::registerTable(std::span<const KernelEntry> Entries, Algorithm
     Algorithm A;
     A.Name = K.Algorithm;
     A.Origin = "kernels";
-    A.Collective = *dsl::parseCollective(K.Collective);
+    A.Collective = *plan::parseCollective(K.Collective);
     A.Root = K.Root;
     A.MinBytes = K.MinBytes;
     A.MaxBytes = K.MaxBytes ? std::optional<uint64_t>(K.MaxBytes) : std::nullopt;

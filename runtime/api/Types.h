@@ -9,11 +9,10 @@
 
 #include "runtime/api/cclc.h"
 
-#include "dsl/AST.h"
+#include "plan/Vocabulary.h"
 #include "host/Kernel.h"
 
 #include <cstddef>
-#include <string_view>
 
 namespace cclc::runtime {
 
@@ -22,14 +21,5 @@ host::DType hostType(cclcDataType_t DataType);
 /// The template library's operator for Op; throws on a bad value.
 host::RedOp hostOp(cclcRedOp_t Op);
 
-/// "f32", "bf16", ...: the names `cclc compile --dtypes` takes.
-std::string_view typeName(host::DType Type);
-/// "sum", "prod", "min", "max".
-std::string_view opName(host::RedOp Op);
-
-/// True for the collectives that have a root (broadcast, reduce).
-bool hasRoot(dsl::CollectiveKind Collective);
-/// True for the collectives that reduce.
-bool reduces(dsl::CollectiveKind Collective);
 
 } // namespace cclc::runtime

@@ -316,7 +316,7 @@ const CudaContext::Prepared &CudaContext::prepare(const Algorithm &A) {
   Prepared P;
   P.Net = &Connections->connect(A.Links, A.LinkOptions);
   if (A.Kind == Algorithm::Executor::Interpreter) {
-    const exec::EncodedProgram &Program = A.Interp->program(Rank);
+    const plan::EncodedProgram &Program = A.Interp->program(Rank);
     std::string Whose = " of " + A.Name + " for " + rankName();
     P.Steps = gpu::upload(Program.Steps, Setup->get(), "the program steps" + Whose);
     P.ChannelBegin =

@@ -3,28 +3,24 @@
 #include "runtime/exec/Interpreter.h"
 
 #include "common/Dispatch.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 #include "host/Interpreter.h"
 
 #include <utility>
 
 namespace cclc::exec {
 
-size_t dtypeBytes(host::DType Type) {
-  return kern::withElementType<host::TypeSet>(Type, []<class T>() { return sizeof(T); });
-}
-
 size_t minSlotBytes(const kern::GridShape &Grid, size_t ElemBytes) {
   size_t Align = ElemBytes >= kern::PieceAlignBytes ? 1 : kern::PieceAlignBytes / ElemBytes;
   return size_t(Grid.MaxSliceChunks) * Align * ElemBytes;
 }
 
-Interpreter::Interpreter(sched::Schedule S) : Sched(std::move(S)), Shape(scheduleShape(Sched)) {
+Interpreter::Interpreter(sched::Schedule S) : Sched(std::move(S)), Shape(plan::scheduleShape(Sched)) {
   for (int Rank = 0; Rank < Sched.NRanks; ++Rank)
-    Programs.push_back(encodeProgram(Sched, Shape, Rank));
+    Programs.push_back(plan::encodeProgram(Sched, Shape, Rank));
 }
 
-const EncodedProgram &Interpreter::program(int Rank) const {
+const plan::EncodedProgram &Interpreter::program(int Rank) const {
   CCLC_ASSERT(Rank >= 0 && Rank < Sched.NRanks, "the rank is not one of the schedule's");
   return Programs[size_t(Rank)];
 }
@@ -35,7 +31,7 @@ void Interpreter::run(host::DType Type, host::RedOp Op, const host::KernelArgs &
   CCLC_ASSERT(Channel >= 0 && Channel < Sched.NChannels,
               "the channel is not one of the schedule's");
   CCLC_ASSERT(Args.Net, "the rank has no connections");
-  CCLC_ASSERT(Args.SlotBytes >= minSlotBytes(Shape.Grid, dtypeBytes(Type)),
+  CCLC_ASSERT(Args.SlotBytes >= minSlotBytes(Shape.Grid, plan::dtypeBytes(Type)),
               "a slot cannot hold the schedule's largest message");
   CCLC_ASSERT(Shape.ScratchUnits == 0 || Args.Scratch || Args.Count == 0,
               "the schedule needs scratch memory");

@@ -15,9 +15,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/exec/Program.h"
+#include "plan/Program.h"
 
-#include "compiler/schedule/Schedule.h"
+#include "plan/Schedule.h"
 
 #include "host/Kernel.h"
 
@@ -32,9 +32,6 @@ namespace cclc::exec {
 /// buffer's size in units of the per-rank count.
 using ScheduleShape = kern::ProgramShape;
 
-/// The size of one element of Type.
-size_t dtypeBytes(host::DType Type);
-
 /// The smallest slot that holds the largest message of a schedule of Grid for
 /// elements of ElemBytes, whatever the count: the floor of KernelArgs::SlotBytes.
 size_t minSlotBytes(const kern::GridShape &Grid, size_t ElemBytes);
@@ -48,7 +45,7 @@ public:
   const sched::Schedule &schedule() const { return Sched; }
   const ScheduleShape &shape() const { return Shape; }
   /// Rank's encoded program, for executors elsewhere (the GPU's).
-  const EncodedProgram &program(int Rank) const;
+  const plan::EncodedProgram &program(int Rank) const;
 
   /// Runs channel Channel of rank Args.Rank for elements of Type reduced with
   /// Op, with the contract of a generated kernel (host::KernelFn): every rank
@@ -60,7 +57,7 @@ private:
   sched::Schedule Sched;
   ScheduleShape Shape;
   /// Every rank's program: the runtime runs one rank, tests run them all.
-  std::vector<EncodedProgram> Programs;
+  std::vector<plan::EncodedProgram> Programs;
 };
 
 } // namespace cclc::exec

@@ -1,7 +1,7 @@
 //===- MemoryLinks.cpp - Connections between ranks of one process ---------===//
 
 #include "runtime/exec/MemoryLinks.h"
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 
 #include <exception>
 #include <mutex>

@@ -19,9 +19,9 @@ namespace cclc::perf {
 
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
-size_t typeBytes(cclcDataType_t Type) { return exec::dtypeBytes(runtime::hostType(Type)); }
+size_t typeBytes(cclcDataType_t Type) { return plan::dtypeBytes(runtime::hostType(Type)); }
 
 class Bench {
 public:
@@ -50,7 +50,7 @@ public:
     for (CollectiveKind Collective : Opts.Collectives) {
       if (Rank == 0)
         Print.columns(Collective);
-      bool Reduces = runtime::reduces(Collective);
+      bool Reduces = plan::reduces(Collective);
       std::vector<cclcRedOp_t> Ops = Reduces ? Opts.Ops : std::vector<cclcRedOp_t>{cclcSum};
       for (cclcDataType_t Type : Opts.Types)
         for (cclcRedOp_t Op : Ops)
@@ -178,7 +178,7 @@ private:
     bool Shared =
         Collective == CollectiveKind::AllGather || Collective == CollectiveKind::ReduceScatter;
     size_t PerRank = size_t(Bytes) / typeBytes(Type) / (Shared ? size_t(NRanks) : 1);
-    bool Rooted = runtime::hasRoot(Collective);
+    bool Rooted = plan::hasRoot(Collective);
     Call C{Collective, Type, Op, Opts.Root, PerRank};
     Measurement OutOfPlace = measure(C, false);
     Measurement InPlace = measure(C, true);

@@ -3,7 +3,7 @@
 #include "runtime/perf/Calls.h"
 #include "runtime/api/Types.h"
 
-#include "dsl/Assert.h"
+#include "plan/Assert.h"
 #include "common/Dispatch.h"
 #include "runtime/exec/Interpreter.h"
 
@@ -14,12 +14,12 @@ namespace cclc::perf {
 
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
 /// Element I of rank Rank's input, as a small integer.
 int64_t inputValue(CollectiveKind Collective, cclcRedOp_t Op, int Rank, int NRanks, size_t I) {
   uint64_t Mix = uint64_t(I) * 13 + uint64_t(Rank) * 7 + 1;
-  if (!runtime::reduces(Collective) || Op == cclcMax || Op == cclcMin)
+  if (!plan::reduces(Collective) || Op == cclcMax || Op == cclcMin)
     return int64_t(Mix % 101);
   if (Op == cclcProd)
     return (I + size_t(Rank)) % 2 ? 2 : 1;
@@ -41,7 +41,7 @@ template <class T> bool sameBits(const T &A, const T &B) {
 /// collectives that do not reduce use Sum, whatever Op says.
 template <class F>
 decltype(auto) dispatch(CollectiveKind Collective, cclcDataType_t Type, cclcRedOp_t Op, F &&Fn) {
-  host::RedOp HostOp = runtime::reduces(Collective) ? runtime::hostOp(Op) : host::RedOp::Sum;
+  host::RedOp HostOp = plan::reduces(Collective) ? runtime::hostOp(Op) : host::RedOp::Sum;
   return kern::withTypeAndOperator<host::TypeSet>(runtime::hostType(Type), HostOp, Fn);
 }
 
@@ -87,7 +87,7 @@ CallBuffers placeBuffers(const Call &C, int Rank, bool InPlace, void *Send, void
   if (!InPlace)
     return {Send, Recv, Send};
   auto *S = static_cast<std::byte *>(Send), *R = static_cast<std::byte *>(Recv);
-  size_t Share = size_t(Rank) * C.Count * exec::dtypeBytes(runtime::hostType(C.Type));
+  size_t Share = size_t(Rank) * C.Count * plan::dtypeBytes(runtime::hostType(C.Type));
   switch (C.Collective) {
   case CollectiveKind::AllGather: return {R + Share, R, R + Share};
   case CollectiveKind::ReduceScatter: return {S, S + Share, S};

@@ -17,7 +17,7 @@
 
 #include "runtime/api/cclc.h"
 
-#include "dsl/AST.h"
+#include "plan/Vocabulary.h"
 
 #include <cstddef>
 #include <string>
@@ -26,7 +26,7 @@ namespace cclc::perf {
 
 /// One collective call.
 struct Call {
-  dsl::CollectiveKind Collective = dsl::CollectiveKind::AllReduce;
+  plan::CollectiveKind Collective = plan::CollectiveKind::AllReduce;
   cclcDataType_t Type = cclcFloat32;
   /// Ignored by collectives that do not reduce.
   cclcRedOp_t Op = cclcSum;
@@ -60,7 +60,7 @@ struct Extents {
   size_t Send = 0;
   size_t Recv = 0;
 };
-Extents extents(dsl::CollectiveKind Collective, size_t Count, int NRanks);
+Extents extents(plan::CollectiveKind Collective, size_t Count, int NRanks);
 
 /// Fills Input (extents().Send elements) with rank Rank's input to C.
 void fillInput(const Call &C, int Rank, int NRanks, void *Input);

@@ -1,6 +1,7 @@
 //===- Options.cpp - cclc-perf's command line -----------------------------===//
 
 #include "runtime/perf/Options.h"
+#include "runtime/api/Types.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -11,22 +12,20 @@ namespace cclc::perf {
 
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
+/// nccl-tests' names of the types, printed in rows; -d also takes cclc's
+/// (plan::dtypeName).
 struct TypeName {
   cclcDataType_t Type;
-  const char *Label; ///< nccl-tests' name, printed in rows.
-  const char *Short; ///< cclc's name (cclc compile --dtypes).
+  const char *Label;
 };
 constexpr TypeName TypeNames[] = {
-    {cclcInt8, "int8", "i8"},       {cclcUint8, "uint8", "u8"},
-    {cclcInt32, "int32", "i32"},    {cclcUint32, "uint32", "u32"},
-    {cclcInt64, "int64", "i64"},    {cclcUint64, "uint64", "u64"},
-    {cclcFloat16, "half", "f16"},   {cclcFloat32, "float", "f32"},
-    {cclcFloat64, "double", "f64"}, {cclcBfloat16, "bfloat16", "bf16"},
+    {cclcInt8, "int8"},       {cclcUint8, "uint8"},   {cclcInt32, "int32"},
+    {cclcUint32, "uint32"},   {cclcInt64, "int64"},   {cclcUint64, "uint64"},
+    {cclcFloat16, "half"},    {cclcFloat32, "float"}, {cclcFloat64, "double"},
+    {cclcBfloat16, "bfloat16"},
 };
-
-constexpr const char *OpLabels[] = {"sum", "prod", "max", "min"};
 
 struct CollectiveName {
   CollectiveKind Kind;
@@ -99,7 +98,7 @@ int parseInt(const std::string &Option, const std::string &Text, int Min) {
 std::vector<cclcDataType_t> parseTypes(const std::string &Text) {
   std::vector<cclcDataType_t> Types;
   for (const TypeName &T : TypeNames)
-    if (Text == "all" || Text == T.Label || Text == T.Short)
+    if (Text == "all" || Text == T.Label || Text == plan::dtypeName(runtime::hostType(T.Type)))
       Types.push_back(T.Type);
   if (Types.empty())
     throw std::invalid_argument("-d takes int8, uint8, int32, uint32, int64, uint64, half, "
@@ -111,7 +110,7 @@ std::vector<cclcDataType_t> parseTypes(const std::string &Text) {
 std::vector<cclcRedOp_t> parseOps(const std::string &Text) {
   std::vector<cclcRedOp_t> Ops;
   for (int Op = 0; Op < cclcNumOps; ++Op)
-    if (Text == "all" || Text == OpLabels[Op])
+    if (Text == "all" || Text == opLabel(cclcRedOp_t(Op)))
       Ops.push_back(cclcRedOp_t(Op));
   if (Ops.empty())
     throw std::invalid_argument("-o takes sum, prod, max, min or all, not '" + Text + "'");
@@ -215,7 +214,7 @@ const char *typeLabel(cclcDataType_t Type) {
   return "?";
 }
 
-const char *opLabel(cclcRedOp_t Op) { return OpLabels[Op]; }
+const char *opLabel(cclcRedOp_t Op) { return plan::redOpName(runtime::hostOp(Op)).data(); }
 
 const char *collectiveLabel(CollectiveKind Collective) {
   for (const CollectiveName &C : CollectiveNames)

@@ -21,7 +21,7 @@
 
 #include "runtime/api/cclc.h"
 
-#include "dsl/AST.h"
+#include "plan/Vocabulary.h"
 
 #include <cstdint>
 #include <optional>
@@ -31,7 +31,7 @@
 namespace cclc::perf {
 
 struct Options {
-  std::vector<dsl::CollectiveKind> Collectives;
+  std::vector<plan::CollectiveKind> Collectives;
   uint64_t MinBytes = 32 << 20;
   uint64_t MaxBytes = 32 << 20;
   uint64_t StepBytes = 1 << 20;
@@ -65,6 +65,6 @@ const char *typeLabel(cclcDataType_t Type);
 /// "sum", "prod", "max", "min".
 const char *opLabel(cclcRedOp_t Op);
 /// nccl-tests' names: "allreduce", "allgather", "reducescatter", ...
-const char *collectiveLabel(dsl::CollectiveKind Collective);
+const char *collectiveLabel(plan::CollectiveKind Collective);
 
 } // namespace cclc::perf

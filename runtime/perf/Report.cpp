@@ -2,7 +2,7 @@
 
 #include "runtime/perf/Report.h"
 
-#include "compiler/cost/CostModel.h"
+#include "plan/Vocabulary.h"
 
 namespace cclc::perf {
 
@@ -23,7 +23,7 @@ void Report::header(const std::vector<RankInfo> &Ranks) {
     std::fprintf(Out, "#  Plan %s\n", Plan.c_str());
 }
 
-void Report::columns(dsl::CollectiveKind Collective) {
+void Report::columns(plan::CollectiveKind Collective) {
   std::fprintf(Out, "#\n# Collective: %s\n", collectiveLabel(Collective));
   std::fprintf(Out,
                "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
@@ -53,12 +53,12 @@ void Report::cell(double AlgBytes, double Factor, const Measurement &M) {
   ++Cells;
 }
 
-void Report::row(dsl::CollectiveKind Collective, int NRanks, uint64_t Bytes, uint64_t Count,
+void Report::row(plan::CollectiveKind Collective, int NRanks, uint64_t Bytes, uint64_t Count,
                  cclcDataType_t Type, const char *OpLabel, int Root, const Measurement &OutOfPlace,
                  const Measurement &InPlace) {
   std::fprintf(Out, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(Bytes),
                static_cast<unsigned long long>(Count), typeLabel(Type), OpLabel, Root);
-  double Factor = cost::busBwFactor(Collective, NRanks);
+  double Factor = plan::busBwFactor(Collective, NRanks);
   cell(double(Bytes), Factor, OutOfPlace);
   cell(double(Bytes), Factor, InPlace);
   std::fprintf(Out, "\n");

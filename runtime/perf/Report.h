@@ -40,10 +40,10 @@ public:
   /// The settings and the ranks.
   void header(const std::vector<RankInfo> &Ranks);
   /// The column titles of one collective's table.
-  void columns(dsl::CollectiveKind Collective);
+  void columns(plan::CollectiveKind Collective);
   /// One size: Bytes and Count as nccl-tests counts them (the larger
   /// buffer), OpLabel "none" and Root -1 where they do not apply.
-  void row(dsl::CollectiveKind Collective, int NRanks, uint64_t Bytes, uint64_t Count,
+  void row(plan::CollectiveKind Collective, int NRanks, uint64_t Bytes, uint64_t Count,
            cclcDataType_t Type, const char *OpLabel, int Root, const Measurement &OutOfPlace,
            const Measurement &InPlace);
   /// The wrong elements and the average bus bandwidth of the rows so far.

@@ -14,7 +14,7 @@
 #include "common/KernelTypes.h"
 
 #include <cstdint>
-#include <cstdlib>
+#include <stdexcept>
 
 namespace cclc::kern {
 
@@ -32,8 +32,9 @@ template <class Types, class F> decltype(auto) withElementType(DType Type, F &&F
   case DType::I64: return Fn.template operator()<int64_t>();
   case DType::U64: return Fn.template operator()<uint64_t>();
   }
-  // Callers check enums that come from outside before dispatching.
-  std::abort();
+  // Callers check enums that come from outside before dispatching; a value
+  // that still gets here is reported, never run.
+  throw std::invalid_argument("an element type outside kern::DType");
 }
 
 /// Returns Fn.template operator()<Op>() for the operator functor Op of RedOp.
@@ -44,7 +45,7 @@ template <class Types, class F> decltype(auto) withOperator(RedOp Op, F &&Fn) {
   case RedOp::Min: return Fn.template operator()<typename Types::Min>();
   case RedOp::Max: return Fn.template operator()<typename Types::Max>();
   }
-  std::abort();
+  throw std::invalid_argument("a reduction operator outside kern::RedOp");
 }
 
 /// Returns Fn.template operator()<T, Op>() for Type and Op together.

@@ -25,26 +25,38 @@
 
 namespace cclc::kern {
 
-/// What an encoded step does; each names one primitive.
-enum class ProgramOp : uint8_t {
-  Send,
-  Recv,
-  RecvReduce,
-  Copy,
-  Reduce,
-  RecvReduceSend,
-  RecvCopySend,
+/// The operations of the whole project: what a schedule step does, what an
+/// encoded step does, and the effect a template primitive declares. Each
+/// names one primitive. Schedule steps use the first seven; lowering (see
+/// plan/Program.h) joins a send to the receive that runs with it into one of
+/// the two exchanges.
+enum class OpKind : uint8_t {
+  Send,           ///< Src -> SendPeer.
+  Recv,           ///< RecvPeer -> Dst (overwrite).
+  RecvReduce,     ///< Dst = Dst (op) data from RecvPeer.
+  Copy,           ///< Dst = Src, locally.
+  Reduce,         ///< Dst = Dst (op) Src, locally.
+  RecvReduceSend, ///< Dst = Dst (op) data from RecvPeer, then Dst -> SendPeer.
+  RecvCopySend,   ///< Dst = data from RecvPeer, then Dst -> SendPeer.
   Exchange,       ///< Send Src to SendPeer while receiving Dst from RecvPeer.
   ExchangeReduce, ///< Send Src to SendPeer while combining RecvPeer's message into Dst.
 };
 
-enum class BufferId : uint8_t { Input, Output, Scratch };
+/// The buffers of a collective call: the caller's input and output, and the
+/// scratch the runtime allocates for algorithms that need it.
+enum class BufferKind : uint8_t { Input, Output, Scratch };
 
-/// Chunks [Chunk, Chunk + Count) of one of the rank's buffers.
+/// Chunks [Chunk, Chunk + Count) of one of the rank's buffers, in units of
+/// the chunk grid (see common/Layout.h), not bytes.
 struct SliceRef {
-  BufferId Buffer = BufferId::Input;
+  BufferKind Buffer = BufferKind::Output;
   int32_t Chunk = 0;
   int32_t Count = 0;
+  constexpr bool overlaps(const SliceRef &Other) const {
+    return Buffer == Other.Buffer && Chunk < Other.Chunk + Other.Count &&
+           Other.Chunk < Chunk + Count;
+  }
+  constexpr bool operator==(const SliceRef &) const = default;
 };
 
 /// One encoded step. Which fields it uses depends on Op: a send reads Src
@@ -52,7 +64,7 @@ struct SliceRef {
 /// read Src and write Dst; fused steps receive Dst from RecvPeer and send it
 /// on to SendPeer; exchanges use all four.
 struct ProgramStep {
-  ProgramOp Op = ProgramOp::Copy;
+  OpKind Op = OpKind::Copy;
   int32_t RecvPeer = -1;
   int32_t SendPeer = -1;
   SliceRef Src;
@@ -85,14 +97,14 @@ template <class T> struct ProgramBuffers {
   T *Output;
   T *Scratch;
 
-  CCLC_HD int32_t units(BufferId Buf) const {
-    return Buf == BufferId::Input    ? Shape->InputUnits
-           : Buf == BufferId::Output ? Shape->OutputUnits
+  CCLC_HD int32_t units(BufferKind Buf) const {
+    return Buf == BufferKind::Input    ? Shape->InputUnits
+           : Buf == BufferKind::Output ? Shape->OutputUnits
                                      : Shape->ScratchUnits;
   }
-  CCLC_HD T *writable(BufferId Buf) const { return Buf == BufferId::Output ? Output : Scratch; }
+  CCLC_HD T *writable(BufferKind Buf) const { return Buf == BufferKind::Output ? Output : Scratch; }
   CCLC_HD Slice<const T> source(const SliceRef &S) const {
-    const T *Base = S.Buffer == BufferId::Input ? Input : writable(S.Buffer);
+    const T *Base = S.Buffer == BufferKind::Input ? Input : writable(S.Buffer);
     return {Base, Grid, units(S.Buffer), S.Chunk, S.Count};
   }
   /// A verified schedule never writes its input, and the encoder refuses one
@@ -113,35 +125,35 @@ CCLC_HD void runSteps(const ProgramStep *Steps, uint32_t Count, const ProgramBuf
   for (uint32_t I = 0; I < Count; ++I) {
     const ProgramStep &S = Steps[I];
     switch (S.Op) {
-    case ProgramOp::Send:
+    case OpKind::Send:
       Prims::template send<T, Op>(Links.out(S.SendPeer, Channel), Bufs.source(S.Src));
       break;
-    case ProgramOp::Recv:
+    case OpKind::Recv:
       Prims::template recv<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
       break;
-    case ProgramOp::RecvReduce:
+    case OpKind::RecvReduce:
       Prims::template recvReduce<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
       break;
-    case ProgramOp::Copy:
+    case OpKind::Copy:
       Prims::template copy<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
       break;
-    case ProgramOp::Reduce:
+    case OpKind::Reduce:
       Prims::template reduce<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
       break;
-    case ProgramOp::RecvReduceSend:
+    case OpKind::RecvReduceSend:
       Prims::template recvReduceSend<T, Op>(Links.in(S.RecvPeer, Channel),
                                             Links.out(S.SendPeer, Channel),
                                             Bufs.destination(S.Dst));
       break;
-    case ProgramOp::RecvCopySend:
+    case OpKind::RecvCopySend:
       Prims::template recvCopySend<T, Op>(Links.in(S.RecvPeer, Channel),
                                           Links.out(S.SendPeer, Channel), Bufs.destination(S.Dst));
       break;
-    case ProgramOp::Exchange:
+    case OpKind::Exchange:
       Prims::template exchange<T, Op>(Links.out(S.SendPeer, Channel), Links.in(S.RecvPeer, Channel),
                                       Bufs.source(S.Src), Bufs.destination(S.Dst));
       break;
-    case ProgramOp::ExchangeReduce:
+    case OpKind::ExchangeReduce:
       Prims::template exchangeReduce<T, Op>(Links.out(S.SendPeer, Channel),
                                             Links.in(S.RecvPeer, Channel), Bufs.source(S.Src),
                                             Bufs.destination(S.Dst));

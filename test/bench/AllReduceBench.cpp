@@ -20,7 +20,7 @@
 
 #include "AllReduceSweep.h"
 
-#include "compiler/cost/Explain.h"
+#include "plan/Vocabulary.h"
 #include "runtime/api/cclc.h"
 #include "runtime/net/Children.h"
 #include "runtime/perf/LocalRanks.h"
@@ -462,7 +462,7 @@ void printTable(const std::vector<Result> &Results, const SweepOptions &Options,
   std::printf("  %10s  %10s\n", "speedup", "speedup");
   std::vector<size_t> Sizes = Options.sizes();
   for (size_t I = 0; I < Sizes.size(); ++I) {
-    std::printf("%10s", cclc::cost::formatBytes(Sizes[I]).c_str());
+    std::printf("%10s", cclc::plan::formatBytes(Sizes[I]).c_str());
     std::string CclcAlgorithm = "-";
     for (const Result &R : Results) {
       if (I >= R.Figures.size()) {

@@ -12,8 +12,8 @@
 
 #include "compiler/codegen/KernelEmit.h"
 #include "compiler/codegen/KernelStructure.h"
-#include "compiler/passes/BuildSchedule.h"
-#include "compiler/schedule/Target.h"
+#include "compiler/Compile.h"
+#include "compiler/target/Target.h"
 #include "dsl/Frontend.h"
 
 #include <algorithm>
@@ -91,36 +91,35 @@ int main() {
       std::optional<uint32_t> Id = SM.loadFile(File.string(), Error);
       dsl::OperationCatalog Ops;
       std::unique_ptr<dsl::Algorithm> Algo = Id ? dsl::parseAndCheck(*Id, Ops, Diags) : nullptr;
-      passes::BuildOptions Options;
+      compiler::BuildOptions Options;
       Options.Pipeline.ChunksFactor = C.ChunksFactor;
       std::ostringstream Log;
       std::optional<sched::Schedule> S =
-          Algo ? passes::buildSchedule(*Algo, sched::flatTarget(C.NRanks), Options, Log, Diags)
+          Algo ? compiler::buildSchedule(*Algo, target::flatTarget(C.NRanks), Options, Log, Diags)
                : std::nullopt;
       if (!S)
         continue;
       for (size_t T = 0; T < std::size(Targets); ++T) {
         auto Start = std::chrono::steady_clock::now();
-        std::optional<codegen::KernelStructure> K = codegen::analyzeKernel(*S, Diags);
+        codegen::KernelStructure K = codegen::analyzeKernel(*S);
         double StructureMs = msSince(Start);
         codegen::KernelEmitOptions Opts;
         Opts.Target = Targets[T];
         Opts.Stem = File.stem().string();
-        Opts.Types = {codegen::ElementType::F32, codegen::ElementType::BF16,
-                      codegen::ElementType::I32};
-        Opts.Ops = {codegen::ReductionOp::Sum, codegen::ReductionOp::Max};
+        Opts.Types = {plan::DType::F32, plan::DType::BF16, plan::DType::I32};
+        Opts.Ops = {plan::RedOp::Sum, plan::RedOp::Max};
         Start = std::chrono::steady_clock::now();
         std::optional<std::vector<codegen::GeneratedFile>> Files =
             codegen::emitKernels(*S, Catalogs[T], Opts, Diags);
         double EmitMs = msSince(Start);
-        if (!K || !Files) {
+        if (!Files) {
           std::fprintf(stderr, "%s", Errors.str().c_str());
           return 1;
         }
         size_t Lines = 0;
         for (const codegen::GeneratedFile &F : *Files)
           Lines += std::count(F.Text.begin(), F.Text.end(), '\n');
-        Shape Sh = shapeOf(*K);
+        Shape Sh = shapeOf(K);
         std::printf("%-28s %6d %6d %6s %8zu %8zu %8zu %6zu %6zu %12.1f %9.1f %8zu\n",
                     Opts.Stem.c_str(), C.NRanks, C.ChunksFactor,
                     std::string(codegen::targetName(Targets[T])).c_str(), S->stepCount(),

@@ -9,8 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/passes/Pipeline.h"
-#include "compiler/schedule/Instantiate.h"
-#include "compiler/verify/Verifier.h"
+#include "compiler/instantiate/Instantiate.h"
+#include "plan/Verifier.h"
 #include "dsl/Frontend.h"
 
 #include <sys/resource.h>
@@ -60,9 +60,9 @@ Figures compileCase(const Case &C) {
   if (!Algo)
     return F;
   auto Start = std::chrono::steady_clock::now();
-  sched::Target Target = sched::flatTarget(C.NRanks);
+  target::Target Target = target::flatTarget(C.NRanks);
   std::optional<sched::Schedule> S =
-      sched::instantiate(*Algo, Target, sched::InstantiateOptions{}, Diags);
+      inst::instantiate(*Algo, Target, inst::InstantiateOptions{}, Diags);
   F.InstantiateMs = msSince(Start);
   if (!S)
     return F;

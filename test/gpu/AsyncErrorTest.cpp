@@ -25,7 +25,7 @@ class AsyncError : public GpuJobTest {};
 TEST_F(AsyncError, APeerThatNeverCallsTimesTheKernelOut) {
   test::ScopedEnv Timeout("CCLC_TIMEOUT_MS", "2000");
   std::string Plan = test::compilePlan("ring-allreduce", 2);
-  perf::Call Warmup{dsl::CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, 1001};
+  perf::Call Warmup{plan::CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, 1001};
   cclcResult_t Async = cclcSuccess;
   std::string Message;
   Clock::duration Waited{};

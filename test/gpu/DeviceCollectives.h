@@ -77,18 +77,18 @@ inline void expectRan(const std::string &Log, const std::string &Algorithm,
 }
 
 inline size_t elementBytes(cclcDataType_t Type) {
-  return exec::dtypeBytes(runtime::hostType(Type));
+  return plan::dtypeBytes(runtime::hostType(Type));
 }
 
 /// "allreduce of 1001 bf16 (max)", "broadcast of 1 f32 (root 2)", then
 /// how the buffers lie.
 inline std::string describeCall(const perf::Call &C, bool InPlace) {
-  std::string Text = std::string(dsl::collectiveName(C.Collective)) + " of " +
+  std::string Text = std::string(plan::collectiveName(C.Collective)) + " of " +
                      std::to_string(C.Count) + " " +
-                     std::string(runtime::typeName(runtime::hostType(C.Type)));
-  if (runtime::reduces(C.Collective))
-    Text += " (" + std::string(runtime::opName(runtime::hostOp(C.Op))) + ")";
-  if (runtime::hasRoot(C.Collective))
+                     std::string(plan::dtypeName(runtime::hostType(C.Type)));
+  if (plan::reduces(C.Collective))
+    Text += " (" + std::string(plan::redOpName(runtime::hostOp(C.Op))) + ")";
+  if (plan::hasRoot(C.Collective))
     Text += " (root " + std::to_string(C.Root) + ")";
   return Text + (InPlace ? ", in place" : ", out of place");
 }

@@ -23,9 +23,9 @@
 namespace cclc::gputest {
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
-CollectiveKind collectiveOf(const KernelTable &T) { return *dsl::parseCollective(T.Collective); }
+CollectiveKind collectiveOf(const KernelTable &T) { return *plan::parseCollective(T.Collective); }
 
 void loadPlan(cclcComm_t Comm, const std::string &Plan, const KernelTable &T) {
   perf::check(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()),
@@ -100,7 +100,7 @@ TEST_F(GeneratedKernels, ServeTheCallsOfTheirTypesBeforeThePlan) {
 void forEachCall(const KernelTable &T, const std::function<void(const perf::Call &)> &Fn) {
   CollectiveKind Collective = collectiveOf(T);
   std::vector<cclcRedOp_t> Ops = {cclcSum};
-  if (runtime::reduces(Collective))
+  if (plan::reduces(Collective))
     Ops.push_back(cclcMax);
   for (cclcDataType_t Type : {cclcFloat32, cclcFloat16, cclcBfloat16})
     for (cclcRedOp_t Op : Ops)

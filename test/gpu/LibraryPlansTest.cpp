@@ -25,7 +25,7 @@
 namespace cclc::gputest {
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
 /// A library algorithm compiled into a plan for one job.
 struct LibraryPlan {
@@ -52,9 +52,9 @@ std::optional<LibraryPlan> libraryPlan(const std::filesystem::path &File, int NR
     return std::nullopt;
   }
   nlohmann::json Plan = nlohmann::json::parse(Text);
-  CollectiveKind Collective = *dsl::parseCollective(Plan["collective"].get<std::string>());
+  CollectiveKind Collective = *plan::parseCollective(Plan["collective"].get<std::string>());
   return LibraryPlan{Stem, Plan["algorithm"].get<std::string>(), std::move(Text), Collective,
-                     runtime::hasRoot(Collective) ? NRanks - 1 : 0};
+                     plan::hasRoot(Collective) ? NRanks - 1 : 0};
 }
 
 /// The plans of every algorithm of algorithms/ that serves NRanks. Every
@@ -78,7 +78,7 @@ void runMatrix(cclcComm_t Comm, const LibraryPlan &P, RankThread &R, CallMemory 
   for (cclcDataType_t Type : {cclcFloat32, cclcFloat16, cclcBfloat16}) {
     for (size_t Count : {size_t(0), size_t(1), size_t(1001), MultiRoundCount})
       Run(Type, cclcSum, Count);
-    if (runtime::reduces(P.Collective))
+    if (plan::reduces(P.Collective))
       Run(Type, cclcMax, 1001);
   }
 }

@@ -22,6 +22,7 @@ config.substitutions.append(("%topologies",
                              os.path.join(config.cclc_src_root, "test", "topologies")))
 config.substitutions.append(("%cmake", config.cmake))
 config.substitutions.append(("%cclc_build", config.cclc_obj_root))
+config.substitutions.append(("%cclc_src", config.cclc_src_root))
 config.substitutions.append(("%shared", os.path.join(config.shared_dir, "topologies")))
 
 # Tests over the real machines beside the checkout need them to be there.

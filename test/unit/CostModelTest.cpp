@@ -7,6 +7,7 @@
 using namespace cclc;
 using namespace cclc::cost;
 using namespace cclc::sched;
+using namespace cclc::target;
 
 namespace {
 
@@ -15,7 +16,7 @@ namespace {
 Schedule chain(int32_t N) {
   Schedule S;
   S.Algorithm = "chain";
-  S.Collective = dsl::CollectiveKind::Broadcast;
+  S.Collective = plan::CollectiveKind::Broadcast;
   S.NRanks = N;
   S.Units = bufferUnits(S.Collective, N);
   S.Remap.resize(N);
@@ -79,10 +80,10 @@ TEST(CostModel, ChunkingPipelinesLongChainsOfLargeMessages) {
 }
 
 TEST(CostModel, BusBandwidthFactors) {
-  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::AllReduce, 8), 1.75);
-  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::AllGather, 8), 0.875);
-  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::ReduceScatter, 4), 0.75);
-  EXPECT_DOUBLE_EQ(busBwFactor(dsl::CollectiveKind::Broadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(busBwFactor(plan::CollectiveKind::AllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(busBwFactor(plan::CollectiveKind::AllGather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(busBwFactor(plan::CollectiveKind::ReduceScatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busBwFactor(plan::CollectiveKind::Broadcast, 8), 1.0);
 }
 
 TEST(CostModel, SizesArePowersOfFourFromOneKiBToOneGiB) {

@@ -1,6 +1,6 @@
 //===- DiagnosticsTest.cpp - The diagnostic format ------------------------===//
 
-#include "dsl/Diagnostics.h"
+#include "plan/Diagnostics.h"
 
 #include <gtest/gtest.h>
 #include <sstream>

@@ -7,14 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/emit/MscclImport.h"
+#include "compiler/import/MscclImport.h"
 #include "compiler/emit/MscclXml.h"
-#include "compiler/emit/PlanJson.h"
+#include "plan/PlanJson.h"
 #include "compiler/emit/ScheduleDot.h"
 #include "compiler/passes/Pipeline.h"
-#include "compiler/schedule/Instantiate.h"
-#include "compiler/schedule/ScheduleText.h"
-#include "compiler/verify/Verifier.h"
+#include "compiler/instantiate/Instantiate.h"
+#include "compiler/emit/ScheduleText.h"
+#include "plan/Verifier.h"
 #include "dsl/Frontend.h"
 
 #include "LibrarySchedule.h"
@@ -28,6 +28,7 @@
 using namespace cclc;
 using namespace cclc::sched;
 using namespace cclc::emit;
+using namespace cclc::plan;
 using nlohmann::json;
 
 namespace {
@@ -92,7 +93,7 @@ ReadResult readXmlText(const std::string &Text) {
   std::ostringstream Errors;
   DiagnosticEngine Diags(SM, Errors);
   uint32_t Id = SM.addBuffer("algo.xml", Text);
-  std::optional<Plan> P = readMscclXml(Id, SM, Diags);
+  std::optional<Plan> P = importer::readMscclXml(Id, SM, Diags);
   EXPECT_EQ(P.has_value(), !Diags.hasErrors());
   return {std::move(P), Errors.str()};
 }

@@ -18,7 +18,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Schedule.h"
+#include "plan/Schedule.h"
 #include "runtime/exec/Interpreter.h"
 
 #include "common/Layout.h"
@@ -40,7 +40,7 @@ template <class T, class Op> class Reference {
 public:
   Reference(const sched::Schedule &S, size_t Count, size_t SlotBytes,
             std::vector<RankArrays<T>> &Ranks)
-      : S(S), Shape(exec::scheduleShape(S)), Count(Count), SlotBytes(SlotBytes), Ranks(Ranks),
+      : S(S), Shape(plan::scheduleShape(S)), Count(Count), SlotBytes(SlotBytes), Ranks(Ranks),
         Queues(size_t(S.NRanks) * S.NRanks * S.NChannels) {}
 
   /// Runs every round; a deadlock or a message of the wrong size is a test
@@ -144,6 +144,8 @@ private:
     case OpKind::RecvReduceSend:
       write(Grid, A.Rank, St.Dst, Data, true);
       break;
+    case OpKind::Exchange:
+    case OpKind::ExchangeReduce: ADD_FAILURE() << "a schedule step is never an exchange"; break;
     }
     if (St.Op == OpKind::RecvCopySend || St.Op == OpKind::RecvReduceSend)
       queue(A.Rank, St.SendPeer, A.Channel).push_back(read(Grid, A.Rank, St.Dst));

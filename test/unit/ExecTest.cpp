@@ -14,7 +14,7 @@
 #include "ExecReference.h"
 #include "LibrarySchedule.h"
 
-#include "compiler/passes/BuildSchedule.h"
+#include "compiler/Compile.h"
 #include "common/Dispatch.h"
 #include "runtime/exec/Interpreter.h"
 #include "runtime/exec/MemoryLinks.h"
@@ -49,17 +49,6 @@ constexpr size_t SlotBytes = 4096;
 /// A healthy collective here takes milliseconds; a hang fails the test, not the run.
 constexpr std::chrono::milliseconds HealthyTimeout{20000};
 
-/// The names `cclc compile --dtypes/--ops` use, for messages.
-const char *typeName(DType Type) {
-  static constexpr std::array Names = {"f32", "f64", "f16", "bf16", "i8",
-                                       "u8",  "i32", "u32", "i64",  "u64"};
-  return Names[size_t(Type)];
-}
-const char *opName(RedOp Op) {
-  static constexpr std::array Names = {"sum", "prod", "min", "max"};
-  return Names[size_t(Op)];
-}
-
 /// The stems of algorithms/*.ccl, sorted.
 std::vector<std::string> libraryAlgorithms() {
   std::vector<std::string> Stems;
@@ -75,14 +64,14 @@ std::vector<std::string> libraryAlgorithms() {
 /// `cclc compile --nranks` does with Options; nullopt when the algorithm's
 /// requirements exclude NRanks. Any other failure is a test failure.
 std::optional<sched::Schedule> compileLibrary(const std::string &Stem, int32_t NRanks,
-                                              const passes::BuildOptions &Options = {}) {
+                                              const compiler::BuildOptions &Options = {}) {
   SourceManager SM;
   std::ostringstream Errors;
   DiagnosticEngine Diags(SM, Errors);
   std::unique_ptr<dsl::Algorithm> Algo = test::libraryAlgorithm(Stem, SM, Diags);
   std::ostringstream Log;
   std::optional<sched::Schedule> S =
-      Algo ? passes::buildSchedule(*Algo, sched::flatTarget(NRanks), Options, Log, Diags)
+      Algo ? compiler::buildSchedule(*Algo, target::flatTarget(NRanks), Options, Log, Diags)
            : std::nullopt;
   if (!S && Errors.str().find("is not met") == std::string::npos)
     ADD_FAILURE() << Stem << " for " << NRanks << " ranks:\n" << Errors.str();
@@ -190,16 +179,16 @@ void expectIntegerSums(const sched::Schedule &S, size_t Count,
     for (size_t I = 0; I < Out.size(); ++I) {
       int32_t Want = 0;
       switch (S.Collective) {
-      case dsl::CollectiveKind::AllReduce: Want = SumOver(I); break;
-      case dsl::CollectiveKind::Reduce:
+      case plan::CollectiveKind::AllReduce: Want = SumOver(I); break;
+      case plan::CollectiveKind::Reduce:
         if (R != S.Root)
           continue;
         Want = SumOver(I);
         break;
-      case dsl::CollectiveKind::Broadcast: Want = Ranks[S.Root].Input[I]; break;
-      case dsl::CollectiveKind::AllGather: Want = Ranks[I / Count].Input[I % Count]; break;
-      case dsl::CollectiveKind::ReduceScatter: Want = SumOver(size_t(R) * Count + I); break;
-      case dsl::CollectiveKind::AllToAll:
+      case plan::CollectiveKind::Broadcast: Want = Ranks[S.Root].Input[I]; break;
+      case plan::CollectiveKind::AllGather: Want = Ranks[I / Count].Input[I % Count]; break;
+      case plan::CollectiveKind::ReduceScatter: Want = SumOver(size_t(R) * Count + I); break;
+      case plan::CollectiveKind::AllToAll:
         Want = Ranks[I / Count].Input[size_t(R) * Count + I % Count];
         break;
       }
@@ -234,9 +223,9 @@ ExecutorsFn interpreterOnly(const exec::Interpreter &Interp) {
 /// reference.
 void checkCase(const sched::Schedule &S, const ExecutorsFn &Executors, DType Type, RedOp Op,
                size_t Count) {
-  SCOPED_TRACE(std::string(typeName(Type)) + " " + opName(Op) + " count " +
+  SCOPED_TRACE(std::string(plan::dtypeName(Type)) + " " + std::string(plan::redOpName(Op)) + " count " +
                std::to_string(Count));
-  exec::ScheduleShape Shape = exec::scheduleShape(S);
+  exec::ScheduleShape Shape = plan::scheduleShape(S);
   kern::withTypeAndOperator<host::TypeSet>(Type, Op, [&]<class T, class O>() {
     const uint64_t Seed = splitMix(Count * 131 + size_t(Type) * 7 + size_t(Op));
     std::vector<test::RankArrays<T>> Want = makeArrays<T, O>(Shape, S.NRanks, Count, Seed);
@@ -253,8 +242,8 @@ void checkCase(const sched::Schedule &S, const ExecutorsFn &Executors, DType Typ
 
 /// A count that takes two full rounds and a partial one for elements of Type.
 size_t severalRounds(const sched::Schedule &S, DType Type) {
-  kern::RoundPlan Plan = kern::RoundPlan::make(exec::scheduleShape(S).Grid, 1,
-                                               exec::dtypeBytes(Type), SlotBytes);
+  kern::RoundPlan Plan = kern::RoundPlan::make(plan::scheduleShape(S).Grid, 1,
+                                               plan::dtypeBytes(Type), SlotBytes);
   return 2 * Plan.MaxRoundElems + 333;
 }
 
@@ -288,9 +277,9 @@ TEST_P(LibraryExec, InterpreterMatchesReference) {
     checkMatrix(Interp.schedule(), interpreterOnly(Interp));
 
     // Finer chunks, software pipelining and, for flat algorithms, two channels.
-    passes::BuildOptions Finer;
+    compiler::BuildOptions Finer;
     Finer.Pipeline.ChunksFactor = 2;
-    Finer.Channels = S->Topology == dsl::TopologyKind::None ? 2 : 0;
+    Finer.Channels = S->Topology == plan::TopologyKind::None ? 2 : 0;
     SCOPED_TRACE("chunks factor 2, " + std::to_string(Finer.Channels) + " channels");
     std::optional<sched::Schedule> Pipelined = compileLibrary(Stem, NRanks, Finer);
     ASSERT_TRUE(Pipelined);
@@ -323,7 +312,7 @@ TEST(Interpreter, EveryTypeAndOperator) {
 TEST(Interpreter, ScheduleShape) {
   std::optional<sched::Schedule> Ring = compileLibrary("ring-allreduce", 4);
   ASSERT_TRUE(Ring);
-  exec::ScheduleShape Shape = exec::scheduleShape(*Ring);
+  exec::ScheduleShape Shape = plan::scheduleShape(*Ring);
   EXPECT_EQ(Shape.Grid.NChannels, 1);
   EXPECT_EQ(Shape.Grid.ChunksPerChannel, 4);
   EXPECT_EQ(Shape.Grid.MaxSliceChunks, 1);
@@ -332,12 +321,12 @@ TEST(Interpreter, ScheduleShape) {
 
   std::optional<sched::Schedule> Halving = compileLibrary("halving-doubling-allreduce", 8);
   ASSERT_TRUE(Halving);
-  EXPECT_EQ(exec::scheduleShape(*Halving).Grid.MaxSliceChunks, 4)
+  EXPECT_EQ(plan::scheduleShape(*Halving).Grid.MaxSliceChunks, 4)
       << "the first exchange moves half the chunks";
 
   std::optional<sched::Schedule> Scatter = compileLibrary("ring-reduce-scatter", 4);
   ASSERT_TRUE(Scatter);
-  Shape = exec::scheduleShape(*Scatter);
+  Shape = plan::scheduleShape(*Scatter);
   EXPECT_EQ(Shape.InputUnits, 4);
   EXPECT_EQ(Shape.OutputUnits, 1);
   EXPECT_EQ(Shape.ScratchUnits, 4);
@@ -348,16 +337,16 @@ TEST(Interpreter, ScheduleShape) {
 TEST(Interpreter, EncodedProgram) {
   std::optional<sched::Schedule> Butterfly = compileLibrary("butterfly-allreduce", 4);
   ASSERT_TRUE(Butterfly);
-  exec::ScheduleShape Shape = exec::scheduleShape(*Butterfly);
+  exec::ScheduleShape Shape = plan::scheduleShape(*Butterfly);
   for (int Rank = 0; Rank < 4; ++Rank) {
-    exec::EncodedProgram P = exec::encodeProgram(*Butterfly, Shape, Rank);
+    plan::EncodedProgram P = plan::encodeProgram(*Butterfly, Shape, Rank);
     const std::vector<sched::Step> &Steps = Butterfly->Ranks[size_t(Rank)].Channels[0].Steps;
     ASSERT_EQ(P.ChannelBegin.size(), size_t(Shape.Grid.NChannels) + 1);
     EXPECT_EQ(P.ChannelBegin.front(), 0u);
     EXPECT_EQ(P.ChannelBegin.back(), P.Steps.size());
     size_t Exchanges = 0, Step = 0;
     for (const kern::ProgramStep &S : P.Steps) {
-      if (S.Op != kern::ProgramOp::ExchangeReduce) {
+      if (S.Op != kern::OpKind::ExchangeReduce) {
         ++Step;
         continue;
       }
@@ -417,7 +406,7 @@ TEST_P(GeneratedExec, KernelsMatchInterpreterAndReference) {
     auto Matches = [&](const host::KernelInfo &K) { return K.Type == Type && K.Op == Op; };
     auto Found = std::find_if(Gen.Kernels.begin(), Gen.Kernels.end(), Matches);
     if (Found == Gen.Kernels.end()) {
-      ADD_FAILURE() << "no kernel for " << typeName(Type) << " " << opName(Op);
+      ADD_FAILURE() << "no kernel for " << plan::dtypeName(Type) << " " << plan::redOpName(Op);
       return std::vector<Executor>{};
     }
     host::KernelFn Kernel = Found->Run;

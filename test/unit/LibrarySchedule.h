@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "compiler/schedule/Instantiate.h"
+#include "compiler/instantiate/Instantiate.h"
 #include "dsl/Frontend.h"
 
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ inline sched::Schedule librarySchedule(const std::string &Name, int32_t NRanks) 
   if (!Algo)
     return {};
   std::optional<sched::Schedule> S =
-      sched::instantiate(*Algo, sched::flatTarget(NRanks), sched::InstantiateOptions{}, Diags);
+      inst::instantiate(*Algo, target::flatTarget(NRanks), inst::InstantiateOptions{}, Diags);
   EXPECT_TRUE(S) << Errors.str();
   return S ? *S : sched::Schedule{};
 }

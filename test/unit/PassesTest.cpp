@@ -12,9 +12,9 @@
 #include "compiler/passes/Chunking.h"
 #include "compiler/passes/Fusion.h"
 #include "compiler/passes/Pipeline.h"
-#include "compiler/schedule/Instantiate.h"
-#include "compiler/schedule/ScheduleText.h"
-#include "compiler/verify/Verifier.h"
+#include "compiler/instantiate/Instantiate.h"
+#include "compiler/emit/ScheduleText.h"
+#include "plan/Verifier.h"
 #include "dsl/Frontend.h"
 
 #include "LibrarySchedule.h"

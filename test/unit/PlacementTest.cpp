@@ -1,6 +1,6 @@
 //===- PlacementTest.cpp - remap auto's permutation search ----------------===//
 
-#include "compiler/schedule/Placement.h"
+#include "compiler/instantiate/Placement.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 
 using namespace cclc;
 using namespace cclc::sched;
+using namespace cclc::inst;
 
 namespace {
 

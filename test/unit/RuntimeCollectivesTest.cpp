@@ -22,7 +22,7 @@
 namespace cclc::test {
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
 constexpr cclcDataType_t AllTypes[] = {cclcInt8,    cclcUint8,   cclcInt32,   cclcUint32,
                                        cclcInt64,   cclcUint64,  cclcFloat16, cclcFloat32,
@@ -61,8 +61,8 @@ std::vector<LibraryPlan> libraryPlans(int NRanks) {
     if (P.Text.empty())
       continue;
     P.Collective =
-        *dsl::parseCollective(nlohmann::json::parse(P.Text)["collective"].get<std::string>());
-    if (!runtime::hasRoot(P.Collective))
+        *plan::parseCollective(nlohmann::json::parse(P.Text)["collective"].get<std::string>());
+    if (!plan::hasRoot(P.Collective))
       P.Root = 0;
     Plans.push_back(std::move(P));
   }
@@ -75,7 +75,7 @@ void runMatrix(cclcComm_t Comm, const LibraryPlan &P, int Rank, int NRanks) {
   if (P.Name == "ring-allreduce")
     Types.assign(std::begin(AllTypes), std::end(AllTypes));
   std::vector<cclcRedOp_t> Ops = {cclcSum};
-  if (runtime::reduces(P.Collective))
+  if (plan::reduces(P.Collective))
     Ops = {cclcSum, cclcProd, cclcMax, cclcMin};
   for (cclcDataType_t Type : Types)
     for (cclcRedOp_t Op : Ops) {
@@ -112,7 +112,7 @@ TEST_P(LibraryAlgorithms, EveryElementIsRight) {
       ok(cclcCommDestroy(Comm), "destroying the communicator of " + P.Name);
     }
     // The control communicator has no plans: every call falls back on the
-    // library's rings, compiled at run time for each root.
+    // library's rings, built for each root.
     for (CollectiveKind Collective :
          {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
           CollectiveKind::Broadcast, CollectiveKind::Reduce})

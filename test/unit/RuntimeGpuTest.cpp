@@ -28,7 +28,7 @@
 namespace cclc::test {
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
 /// What a GPU call is refused with in this build.
 #ifdef CCLC_TEST_HAVE_CUDA

@@ -29,7 +29,7 @@
 namespace cclc::test {
 namespace {
 
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
 constexpr int NRanks = 4; // What CMakeLists.txt generates the kernels for.
 
@@ -78,7 +78,7 @@ std::string captureStderr(const std::function<void()> &Body) {
 
 /// Every type, operator and size the kernels were generated for.
 void runGenerated(cclcComm_t Comm, const Generated &G, int Rank) {
-  CollectiveKind Collective = *dsl::parseCollective(G.Kernels[0].Collective);
+  CollectiveKind Collective = *plan::parseCollective(G.Kernels[0].Collective);
   for (cclcDataType_t Type : {cclcFloat32, cclcBfloat16, cclcInt32})
     for (cclcRedOp_t Op : {cclcSum, cclcMax})
       for (size_t Count : {size_t(0), size_t(1), size_t(1001), size_t(70001)})
@@ -115,7 +115,7 @@ TEST(GeneratedKernels, RunEveryCallTheyServeWithRightResults) {
         ok(cclcCommRegisterKernels(Comm, G.Kernels.data(), G.Kernels.size()),
            "registering the kernels of " + Name);
         runGenerated(Comm, G, Rank);
-        CollectiveKind Collective = *dsl::parseCollective(G.Kernels[0].Collective);
+        CollectiveKind Collective = *plan::parseCollective(G.Kernels[0].Collective);
         runChecked(Comm, {Collective, cclcFloat64, cclcProd, G.Kernels[0].Root, 1001}, Rank,
                    NRanks);
       });

@@ -15,8 +15,8 @@
 #include "runtime/perf/Calls.h"
 #include "runtime/perf/LocalRanks.h"
 
-#include "compiler/emit/PlanJson.h"
-#include "compiler/passes/BuildSchedule.h"
+#include "plan/PlanJson.h"
+#include "compiler/Compile.h"
 #include "dsl/Frontend.h"
 
 #include <gtest/gtest.h>
@@ -68,19 +68,19 @@ inline std::string compilePlan(const std::string &Name, int NRanks, const PlanOp
   EXPECT_TRUE(Algo) << Log.str();
   if (!Algo)
     return {};
-  sched::Target Target = sched::flatTarget(NRanks);
+  target::Target Target = target::flatTarget(NRanks);
   if (Plan.RingChannels > 1)
     Target.Rings.emplace_back(Target.Rings[0].rbegin(), Target.Rings[0].rend());
-  passes::BuildOptions Options;
+  compiler::BuildOptions Options;
   Options.Root = Plan.Root;
   Options.Pipeline.ChunksFactor = Plan.ChunksFactor;
   std::ostream Discard(nullptr);
-  std::optional<sched::Schedule> S = passes::buildSchedule(*Algo, Target, Options, Discard, Diags);
+  std::optional<sched::Schedule> S = compiler::buildSchedule(*Algo, Target, Options, Discard, Diags);
   if (!S)
     return {};
-  emit::PlanInfo Info;
+  plan::PlanInfo Info;
   Info.Source = File;
-  return emit::scheduleToPlan(*S, Info).dump(1);
+  return plan::scheduleToPlan(*S, Info).dump(1);
 }
 
 /// A communicator of Control's ranks, joined through an id that rank 0
@@ -151,7 +151,7 @@ inline void runChecked(cclcComm_t Comm, const perf::Call &C, int Rank, int NRank
   for (bool InPlace : {false, true}) {
     perf::CallBuffers B = perf::placeBuffers(C, Rank, InPlace, Send.data(), Recv.data());
     perf::fillInput(C, Rank, NRanks, B.Input);
-    std::string What = std::string(dsl::collectiveName(C.Collective)) + " of " +
+    std::string What = std::string(plan::collectiveName(C.Collective)) + " of " +
                        std::to_string(C.Count) + " elements of type " +
                        std::to_string(int(C.Type)) + ", op " + std::to_string(int(C.Op)) +
                        ", root " + std::to_string(C.Root) + (InPlace ? ", in place" : "");

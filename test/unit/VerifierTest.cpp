@@ -1,6 +1,6 @@
 //===- VerifierTest.cpp - The schedule verifier on hand-built schedules ---===//
 
-#include "compiler/verify/Verifier.h"
+#include "plan/Verifier.h"
 
 #include <gtest/gtest.h>
 #include <sstream>
@@ -8,7 +8,7 @@
 
 using namespace cclc;
 using namespace cclc::sched;
-using dsl::CollectiveKind;
+using plan::CollectiveKind;
 
 namespace {
 

@@ -17,7 +17,7 @@ int main() {
   auto Algo = cclc::dsl::parseAndCheck(*Id, Ops, Diags);
   if (!Algo)
     return 1;
-  std::cout << "checked " << Algo->Name << " (" << cclc::dsl::collectiveName(Algo->Collective)
+  std::cout << "checked " << Algo->Name << " (" << cclc::plan::collectiveName(Algo->Collective)
             << ")\n";
   return 0;
 }

@@ -1,0 +1,82 @@
+//===- Compile.cpp - The compile pipeline ---------------------------------===//
+//
+// The stages after the front end, in the order Compile.h lists them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Compile.h"
+#include "compiler/instantiate/Instantiate.h"
+#include "compiler/instantiate/Placement.h"
+#include "plan/Verifier.h"
+
+#include <algorithm>
+
+namespace cclc::compiler {
+
+std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManager &SM,
+                                       DiagnosticEngine &Diags) {
+  BuiltTarget Built;
+  if (Options.Topo.empty()) {
+    Built.Target = target::flatTarget(Options.NRanks);
+    return Built;
+  }
+  // machine: read the topology, search it and connect its nodes.
+  std::optional<topo::Machine> Machine = topo::loadMachine(Options.Topo, Options.Nodes, SM, Diags);
+  if (!Machine)
+    return std::nullopt;
+  Built.Machine = std::make_unique<topo::Machine>(std::move(*Machine));
+  // target: the ranks, rings and trees the algorithm runs over.
+  std::string Description = std::to_string(Built.Machine->Conn.NRanks) + " ranks on " + Options.Topo;
+  if (Options.Nodes > 1)
+    Description += " x " + std::to_string(Options.Nodes) + " nodes";
+  Built.Target = target::topologyTarget(Built.Machine->Sys, Built.Machine->Conn,
+                                        std::move(Description));
+  return Built;
+}
+
+std::optional<sched::Schedule> buildSchedule(const dsl::Algorithm &Algo,
+                                             const target::Target &Target,
+                                             const BuildOptions &Options, std::ostream &Log,
+                                             DiagnosticEngine &Diags) {
+  inst::InstantiateOptions InstOpts;
+  InstOpts.Root = Options.Root;
+  InstOpts.BufferSlots = Options.BufferSlots;
+
+  // place: `remap auto` searches for a placement whose pairs have direct links.
+  const dsl::RemapStmt *Remap = Algo.Remap;
+  bool AutoRemap = Remap && Remap->TheForm == dsl::RemapStmt::Form::Auto;
+  if (AutoRemap) {
+    std::optional<std::vector<int32_t>> Placement = inst::placeAuto(Algo, Target, InstOpts, Diags);
+    if (!Placement)
+      return std::nullopt;
+    InstOpts.Placement = std::move(*Placement);
+  }
+
+  // instantiate: every rank's steps on every channel.
+  std::optional<sched::Schedule> Schedule = inst::instantiate(Algo, Target, InstOpts, Diags);
+  if (!Schedule)
+    return std::nullopt;
+
+  // verify: the algorithm as written.
+  if (!verify::verifySchedule(*Schedule, Diags))
+    return std::nullopt;
+  if (Remap && !AutoRemap)
+    inst::checkRemapLinks(*Schedule, Target, *Remap, Diags);
+
+  // passes: chunking, channel parallelism, fusion.
+  passes::PipelineOptions Pipeline = Options.Pipeline;
+  Pipeline.Channels =
+      Options.Channels ? Options.Channels : std::max(1, static_cast<int>(Target.Rings.size()));
+  if (!passes::runPipeline(*Schedule, Pipeline, Log, Diags))
+    return std::nullopt;
+
+  // verify: what the passes made.
+  if (!verify::verifySchedule(*Schedule, Diags)) {
+    Diags.note(SourceLoc{}, "the schedule fails verification after the optimization passes; "
+                            "--disable-pass=NAME and --print-after=NAME find the pass at fault");
+    return std::nullopt;
+  }
+  return Schedule;
+}
+
+} // namespace cclc::compiler

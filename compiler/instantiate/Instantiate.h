@@ -1,0 +1,37 @@
+//===- Instantiate.h - From a checked algorithm to a schedule ---*- C++ -*-===//
+//
+// Runs the algorithm's body once per (logical rank, channel) with the target's
+// facts bound, evaluating every expression to a concrete value, and records
+// the operations as steps. Errors that only show for a concrete target (a
+// requirement not met, a peer out of range, a slice past the end of a buffer)
+// are diagnosed at the expression responsible, naming the rank and channel.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "plan/Schedule.h"
+#include "compiler/target/Target.h"
+#include "dsl/AST.h"
+#include "plan/Diagnostics.h"
+
+#include <optional>
+
+namespace cclc::inst {
+
+using sched::Schedule;
+using target::Target;
+
+struct InstantiateOptions {
+  int32_t Root = 0;
+  int32_t BufferSlots = 2;
+  /// The logical -> physical placement; empty means "from the algorithm's
+  /// remap statement" (or the identity without one). `remap auto` needs the
+  /// placement search to fill it in.
+  std::vector<int32_t> Placement;
+};
+
+std::optional<Schedule> instantiate(const dsl::Algorithm &Algo, const Target &T,
+                                    const InstantiateOptions &Options,
+                                    DiagnosticEngine &Diags);
+
+} // namespace cclc::inst

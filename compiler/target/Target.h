@@ -1,0 +1,54 @@
+//===- Target.h - What an algorithm is compiled for -------------*- C++ -*-===//
+//
+// The facts instantiation binds to the DSL's symbolic names: the rank count,
+// the node layout, and per channel the ring order and tree links that the
+// topology search and connect found (or, for `--nranks N` without a machine,
+// rings in rank order and NCCL's double binary trees over the ranks).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cclc::topo {
+struct Connection;
+struct System;
+} // namespace cclc::topo
+
+namespace cclc::target {
+
+/// One tree channel: every rank's parent (-1 at the root) and children.
+struct TreeChannel {
+  std::vector<int32_t> Up;
+  std::vector<std::vector<int32_t>> Down;
+};
+
+struct Target {
+  int32_t NRanks = 0;
+  int32_t NNodes = 1;
+  int32_t LocalRanks = 0; ///< Ranks per node.
+  int32_t Root = 0;
+  /// Rings[c]: the ranks of ring channel c in ring order.
+  std::vector<std::vector<int32_t>> Rings;
+  std::vector<TreeChannel> Trees;
+  /// The machine, when compiling for a topology: remap auto and the cost
+  /// model read link classes and bandwidths from it. Null for --nranks.
+  const topo::System *Machine = nullptr;
+  /// "8 ranks on mesh8.xml x 2 nodes" or "8 ranks": for headers and logs.
+  std::string Description;
+
+  int32_t nodeOf(int32_t Rank) const { return Rank / LocalRanks; }
+  int32_t localRankOf(int32_t Rank) const { return Rank % LocalRanks; }
+};
+
+/// --nranks N: one node of N ranks, one ring channel in rank order, and two
+/// tree channels carrying NCCL's double binary tree over the ranks.
+Target flatTarget(int32_t NRanks);
+
+/// --topo: the channels connect found for Machine across Conn.NNodes nodes.
+Target topologyTarget(const topo::System &Machine, const topo::Connection &Conn,
+                      std::string Description);
+
+} // namespace cclc::target

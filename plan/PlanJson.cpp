@@ -1,0 +1,549 @@
+//===- PlanJson.cpp - The plan file the runtime loads ---------------------===//
+
+#include "plan/PlanJson.h"
+#include "plan/Assert.h"
+
+#include <algorithm>
+#include <cctype>
+#include <initializer_list>
+#include <limits>
+#include <span>
+
+namespace cclc::plan {
+
+using nlohmann::json;
+using sched::BufferKind;
+using sched::OpKind;
+using sched::Slice;
+using sched::Step;
+
+namespace {
+
+/// Which fields a step of each operation carries; the writer writes exactly
+/// these and the reader insists on exactly these.
+struct OpFields {
+  bool Peer, SendPeer, Src, Dst;
+};
+
+OpFields fieldsOf(OpKind Op) {
+  switch (Op) {
+  case OpKind::Send: return {true, false, true, false};
+  case OpKind::Recv:
+  case OpKind::RecvReduce: return {true, false, false, true};
+  case OpKind::Copy:
+  case OpKind::Reduce: return {false, false, true, true};
+  case OpKind::RecvReduceSend:
+  case OpKind::RecvCopySend: return {true, true, false, true};
+  case OpKind::Exchange:
+  case OpKind::ExchangeReduce: break;
+  }
+  CCLC_UNREACHABLE("a schedule step is never an exchange");
+}
+
+/// A primitive is named by a C++ identifier of the template library.
+bool isPrimitiveName(std::string_view Name) {
+  auto IdentifierChar = [](char C) { return std::isalnum(static_cast<unsigned char>(C)) || C == '_'; };
+  return !Name.empty() && !std::isdigit(static_cast<unsigned char>(Name[0])) &&
+         std::all_of(Name.begin(), Name.end(), IdentifierChar);
+}
+
+constexpr BufferKind AllBuffers[] = {BufferKind::Input, BufferKind::Output, BufferKind::Scratch};
+constexpr TopologyKind AllTopologies[] = {TopologyKind::None, TopologyKind::Ring,
+                                         TopologyKind::Tree};
+
+json sliceToJson(const Slice &S) {
+  return {{"buffer", std::string(sched::bufferName(S.Buffer))}, {"chunk", S.Chunk},
+          {"count", S.Count}};
+}
+
+json stepToJson(const Step &St) {
+  json J;
+  J["op"] = std::string(sched::opName(St.Op));
+  OpFields F = fieldsOf(St.Op);
+  if (F.Peer)
+    J["peer"] = St.Peer;
+  if (F.SendPeer)
+    J["send_peer"] = St.SendPeer;
+  if (F.Src)
+    J["src"] = sliceToJson(St.Src);
+  if (F.Dst)
+    J["dst"] = sliceToJson(St.Dst);
+  if (St.WithNext)
+    J["with_next"] = true;
+  if (!St.Primitive.empty())
+    J["primitive"] = St.Primitive;
+  if (St.Loc.isValid()) {
+    J["line"] = St.Loc.Line;
+    J["col"] = St.Loc.Col;
+  }
+  return J;
+}
+
+/// A field's path twice over: as users read it ("ranks[3].peer") and as a
+/// JSON pointer ("/ranks/3/peer") to find its position.
+struct FieldPath {
+  std::string Display;
+  std::string Pointer;
+  FieldPath key(const std::string &Name) const {
+    return {Display.empty() ? Name : Display + "." + Name, appendPointer(Pointer, Name)};
+  }
+  FieldPath index(size_t I) const {
+    return {Display + "[" + std::to_string(I) + "]", appendPointer(Pointer, std::to_string(I))};
+  }
+};
+
+/// "a string", "the number 2.5": what was found where something else was due.
+std::string describe(const json &J) {
+  if (J.is_number())
+    return "the number " + J.dump();
+  if (J.is_string()) {
+    std::string Text = J.dump();
+    return "the string " + (Text.size() > 40 ? Text.substr(0, 37) + "...\"" : Text);
+  }
+  if (J.is_boolean())
+    return J.get<bool>() ? "true" : "false";
+  if (J.is_null())
+    return "null";
+  return std::string(J.is_object() ? "an object" : J.is_array() ? "an array" : "binary data");
+}
+
+/// "\"copy_streaming\"", or "the default" when the step names none.
+std::string describePrimitive(const Step &St) {
+  return St.Primitive.empty() ? "the default" : "\"" + St.Primitive + "\"";
+}
+
+class PlanReader {
+public:
+  PlanReader(SourceManager &SM, DiagnosticEngine &Diags, const LocatedJson *Where)
+      : SM(SM), Diags(Diags), Where(Where) {}
+
+  std::optional<Plan> read(const json &Root);
+
+private:
+  bool fail(const FieldPath &P, const std::string &Msg) {
+    SourceLoc Loc = Where ? Where->locate(SM, P.Pointer) : SourceLoc{};
+    Diags.error(Loc, P.Display.empty() ? Msg : P.Display + ": " + Msg);
+    return false;
+  }
+
+  /// J must be an object whose keys are all in Allowed.
+  bool object(const json &J, const FieldPath &P, std::initializer_list<const char *> Allowed) {
+    if (!J.is_object())
+      return fail(P, "expected an object, found " + describe(J));
+    for (auto It = J.begin(); It != J.end(); ++It) {
+      bool Known = false;
+      for (const char *Name : Allowed)
+        Known |= It.key() == Name;
+      if (!Known)
+        return fail(P.key(It.key()), "unknown field");
+    }
+    return true;
+  }
+
+  const json *member(const json &Obj, const FieldPath &P, const char *Name, bool Required) {
+    auto It = Obj.find(Name);
+    if (It != Obj.end())
+      return &*It;
+    if (Required)
+      fail(P, std::string("missing field '") + Name + "'");
+    return nullptr;
+  }
+
+  /// An integer field in [Min, Max]; Range says what the bounds mean ("is not
+  /// a rank (plan has 8 ranks)"), defaulting to the numbers themselves.
+  bool integer(const json &Obj, const FieldPath &P, const char *Name, int64_t Min, int64_t Max,
+               int64_t &Out, const std::string &Range = "") {
+    const json *J = member(Obj, P, Name, true);
+    if (!J)
+      return false;
+    FieldPath FP = P.key(Name);
+    if (!J->is_number_integer())
+      return fail(FP, "expected an integer, found " + describe(*J));
+    bool TooBig = J->is_number_unsigned() &&
+                  J->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    int64_t V = TooBig ? std::numeric_limits<int64_t>::max() : J->get<int64_t>();
+    if (TooBig || V < Min || V > Max)
+      return fail(FP, J->dump() + " " +
+                          (Range.empty() ? "is not in [" + std::to_string(Min) + ", " +
+                                               std::to_string(Max) + "]"
+                                         : Range));
+    Out = V;
+    return true;
+  }
+
+  bool int32(const json &Obj, const FieldPath &P, const char *Name, int64_t Min, int64_t Max,
+             int32_t &Out, const std::string &Range = "") {
+    int64_t V;
+    if (!integer(Obj, P, Name, Min, Max, V, Range))
+      return false;
+    Out = static_cast<int32_t>(V);
+    return true;
+  }
+
+  bool string(const json &Obj, const FieldPath &P, const char *Name, std::string &Out,
+              bool Required = true) {
+    const json *J = member(Obj, P, Name, Required);
+    if (!J)
+      return !Required;
+    if (!J->is_string())
+      return fail(P.key(Name), "expected a string, found " + describe(*J));
+    Out = J->get<std::string>();
+    return true;
+  }
+
+  /// A string field that must be one of Names (spelled by Spell).
+  template <typename Kind, typename SpellFn>
+  bool oneOf(const json &Obj, const FieldPath &P, const char *Name, std::span<const Kind> Kinds,
+             SpellFn Spell, Kind &Out) {
+    std::string Text;
+    if (!string(Obj, P, Name, Text))
+      return false;
+    std::string Known;
+    for (Kind K : Kinds) {
+      if (Spell(K) == Text) {
+        Out = K;
+        return true;
+      }
+      Known += std::string(Known.empty() ? "" : ", ") + std::string(Spell(K));
+    }
+    return fail(P.key(Name), "unknown value \"" + Text + "\" (expected one of " + Known + ")");
+  }
+
+  bool array(const json &Obj, const FieldPath &P, const char *Name, const json *&Out) {
+    Out = member(Obj, P, Name, true);
+    if (!Out)
+      return false;
+    if (!Out->is_array())
+      return fail(P.key(Name), "expected an array, found " + describe(*Out));
+    return true;
+  }
+
+  bool header(const json &Root, sched::Schedule &S, PlanInfo &Info);
+  bool units(const json &Root, sched::Schedule &S);
+  bool remap(const json &Root, sched::Schedule &S);
+  bool sizes(const json &Root, PlanInfo &Info);
+  bool rank(const json &J, const FieldPath &P, int32_t R, sched::Schedule &S);
+  bool step(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S, Step &Out);
+  bool slice(const json &Obj, const FieldPath &P, const char *Name, const sched::Schedule &S,
+             Slice &Out);
+
+  SourceManager &SM;
+  DiagnosticEngine &Diags;
+  const LocatedJson *Where;
+  /// The plan's source file, registered once, for step locations.
+  std::string SourceName = "<unknown source>";
+  std::optional<uint32_t> SourceFile;
+};
+
+/// Chunk grids are int32; these bounds keep every product inside it.
+constexpr int64_t MaxRanks = 1 << 16;
+constexpr int64_t MaxGrid = 1 << 16;
+
+bool PlanReader::header(const json &Root, sched::Schedule &S, PlanInfo &Info) {
+  FieldPath P;
+  std::string Format;
+  if (!string(Root, P, "format", Format))
+    return false;
+  if (Format != PlanFormatName)
+    return fail(P.key("format"), "\"" + Format + "\" is not a cclc plan (expected \"" +
+                                     PlanFormatName + "\")");
+  int64_t Version;
+  if (!integer(Root, P, "version", 1, std::numeric_limits<int64_t>::max(), Version))
+    return false;
+  if (Version != PlanFormatVersion)
+    return fail(P.key("version"), "plan format version " + std::to_string(Version) +
+                                      " is not supported (this cclc reads version " +
+                                      std::to_string(PlanFormatVersion) + ")");
+  if (!string(Root, P, "algorithm", S.Algorithm))
+    return false;
+  if (S.Algorithm.empty())
+    return fail(P.key("algorithm"), "the algorithm needs a name");
+  if (!oneOf(Root, P, "topology", std::span<const TopologyKind>(AllTopologies), topologyName,
+             S.Topology))
+    return false;
+  std::string Coll;
+  if (!string(Root, P, "collective", Coll))
+    return false;
+  std::optional<plan::CollectiveKind> Kind = plan::parseCollective(Coll);
+  if (!Kind)
+    return fail(P.key("collective"), "unknown collective \"" + Coll + "\"");
+  S.Collective = *Kind;
+  if (!int32(Root, P, "nranks", 1, MaxRanks, S.NRanks) ||
+      !int32(Root, P, "nchannels", 1, MaxGrid, S.NChannels) ||
+      !int32(Root, P, "chunks_per_channel", 1, MaxGrid, S.ChunksPerChannel) ||
+      !int32(Root, P, "root", 0, S.NRanks - 1, S.Root,
+             "is not a rank (plan has " + std::to_string(S.NRanks) + " ranks)") ||
+      !int32(Root, P, "buffer_slots", 1, MaxGrid, S.BufferSlots))
+    return false;
+  if (int64_t(S.NChannels) * S.ChunksPerChannel > MaxGrid)
+    return fail(P.key("chunks_per_channel"),
+                "nchannels * chunks_per_channel = " +
+                    std::to_string(int64_t(S.NChannels) * S.ChunksPerChannel) +
+                    " chunks per unit is more than " + std::to_string(MaxGrid));
+  if (!string(Root, P, "source", Info.Source, false) ||
+      !string(Root, P, "target", Info.Target, false) ||
+      !string(Root, P, "generator", Info.Generator, false))
+    return false;
+  if (!Info.Source.empty())
+    SourceName = Info.Source;
+  return true;
+}
+
+bool PlanReader::units(const json &Root, sched::Schedule &S) {
+  FieldPath P = FieldPath().key("buffer_units");
+  const json *J = member(Root, FieldPath(), "buffer_units", true);
+  if (!J || !object(*J, P, {"input", "output", "scratch"}))
+    return false;
+  sched::BufferUnits Expected = sched::bufferUnits(S.Collective, S.NRanks);
+  std::string For = std::string(plan::collectiveName(S.Collective)) + " on " +
+                    std::to_string(S.NRanks) + " ranks";
+  // Input and output sizes are fixed by the collective; scratch is the
+  // schedule's own business, within the grid's bounds.
+  int64_t GridLimit = std::numeric_limits<int32_t>::max() / S.chunksPerUnit();
+  return int32(*J, P, "input", Expected.Input, Expected.Input, S.Units.Input,
+               "does not match " + For + " (expected " + std::to_string(Expected.Input) + ")") &&
+         int32(*J, P, "output", Expected.Output, Expected.Output, S.Units.Output,
+               "does not match " + For + " (expected " + std::to_string(Expected.Output) +
+                   ")") &&
+         int32(*J, P, "scratch", 0, std::min<int64_t>(GridLimit, MaxRanks), S.Units.Scratch);
+}
+
+bool PlanReader::remap(const json &Root, sched::Schedule &S) {
+  const json *J;
+  FieldPath P = FieldPath().key("remap");
+  if (!array(Root, FieldPath(), "remap", J))
+    return false;
+  if (J->size() != size_t(S.NRanks))
+    return fail(P, "has " + std::to_string(J->size()) + " entries (plan has " +
+                       std::to_string(S.NRanks) + " ranks)");
+  std::vector<int32_t> LogicalOf(S.NRanks, -1);
+  for (size_t L = 0; L < J->size(); ++L) {
+    const json &E = (*J)[L];
+    FieldPath EP = P.index(L);
+    if (!E.is_number_integer())
+      return fail(EP, "expected an integer, found " + describe(E));
+    if (E.is_number_unsigned() ? E.get<uint64_t>() >= uint64_t(S.NRanks)
+                               : E.get<int64_t>() < 0 || E.get<int64_t>() >= S.NRanks)
+      return fail(EP, E.dump() + " is not a rank (plan has " + std::to_string(S.NRanks) +
+                          " ranks)");
+    int32_t Phys = E.get<int32_t>();
+    if (LogicalOf[Phys] >= 0)
+      return fail(EP, "physical rank " + std::to_string(Phys) + " is already logical rank " +
+                          std::to_string(LogicalOf[Phys]) + "; remap must be a permutation");
+    LogicalOf[Phys] = static_cast<int32_t>(L);
+    S.Remap.push_back(Phys);
+  }
+  return true;
+}
+
+bool PlanReader::sizes(const json &Root, PlanInfo &Info) {
+  FieldPath P;
+  int64_t Min;
+  if (!integer(Root, P, "min_bytes", 0, std::numeric_limits<int64_t>::max(), Min))
+    return false;
+  Info.MinBytes = static_cast<uint64_t>(Min);
+  const json *Max = member(Root, P, "max_bytes", true);
+  if (!Max || Max->is_null())
+    return Max != nullptr;
+  int64_t MaxValue;
+  if (!integer(Root, P, "max_bytes", Min, std::numeric_limits<int64_t>::max(), MaxValue,
+               "is less than min_bytes (" + std::to_string(Min) + ")"))
+    return false;
+  Info.MaxBytes = static_cast<uint64_t>(MaxValue);
+  return true;
+}
+
+bool PlanReader::slice(const json &Obj, const FieldPath &P, const char *Name,
+                       const sched::Schedule &S, Slice &Out) {
+  const json *J = member(Obj, P, Name, true);
+  FieldPath SP = P.key(Name);
+  if (!J || !object(*J, SP, {"buffer", "chunk", "count"}) ||
+      !oneOf(*J, SP, "buffer", std::span<const BufferKind>(AllBuffers), bufferName, Out.Buffer))
+    return false;
+  int32_t Size = S.bufferChunks(Out.Buffer);
+  std::string Grid = std::string(sched::bufferName(Out.Buffer)) + " has " +
+                     std::to_string(Size) + " chunks";
+  if (!int32(*J, SP, "chunk", 0, Size - 1, Out.Chunk, "is outside the buffer (" + Grid + ")") ||
+      !int32(*J, SP, "count", 1, Size - Out.Chunk, Out.Count,
+             "chunks from chunk " + std::to_string(Out.Chunk) + " run past the end of " +
+                 std::string(sched::bufferName(Out.Buffer)) + " (" + Grid + ")"))
+    return false;
+  return true;
+}
+
+bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S,
+                      Step &Out) {
+  if (!object(J, P,
+              {"op", "peer", "send_peer", "src", "dst", "with_next", "primitive", "line", "col"}) ||
+      !oneOf(J, P, "op", stepOps(), opName, Out.Op))
+    return false;
+  OpFields F = fieldsOf(Out.Op);
+  std::string Op(sched::opName(Out.Op));
+  const std::pair<const char *, bool> Fields[] = {
+      {"peer", F.Peer}, {"send_peer", F.SendPeer}, {"src", F.Src}, {"dst", F.Dst}};
+  for (auto [Name, Wanted] : Fields)
+    if (!Wanted && J.contains(Name))
+      return fail(P.key(Name), "a " + Op + " step has no " + Name);
+  std::string NotRank = "is not a rank (plan has " + std::to_string(S.NRanks) + " ranks)";
+  auto PeerOk = [&](const char *Name, int32_t &Peer) {
+    if (!int32(J, P, Name, 0, S.NRanks - 1, Peer, NotRank))
+      return false;
+    if (Peer == R)
+      return fail(P.key(Name), std::to_string(Peer) + " is the step's own rank");
+    return true;
+  };
+  if ((F.Peer && !PeerOk("peer", Out.Peer)) || (F.SendPeer && !PeerOk("send_peer", Out.SendPeer)) ||
+      (F.Src && !slice(J, P, "src", S, Out.Src)) || (F.Dst && !slice(J, P, "dst", S, Out.Dst)))
+    return false;
+  if (const json *W = member(J, P, "with_next", false)) {
+    if (!W->is_boolean())
+      return fail(P.key("with_next"), "expected true or false, found " + describe(*W));
+    Out.WithNext = W->get<bool>();
+  }
+  if (!string(J, P, "primitive", Out.Primitive, false))
+    return false;
+  if (J.contains("primitive") && !isPrimitiveName(Out.Primitive))
+    return fail(P.key("primitive"), "\"" + Out.Primitive + "\" is not a primitive's name");
+  if (J.contains("line") || J.contains("col")) {
+    int32_t Line, Col;
+    constexpr int64_t MaxPos = std::numeric_limits<int32_t>::max();
+    if (!int32(J, P, "line", 1, MaxPos, Line) || !int32(J, P, "col", 1, MaxPos, Col))
+      return false;
+    if (!SourceFile)
+      SourceFile = recordedSourceFile(SM, SourceName);
+    Out.Loc = SourceLoc{*SourceFile, uint32_t(Line), uint32_t(Col)};
+  }
+  return true;
+}
+
+bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, sched::Schedule &S) {
+  if (!object(J, P, {"rank", "logical_rank", "channels"}))
+    return false;
+  sched::RankProgram &Prog = S.Ranks.emplace_back();
+  int32_t Self;
+  if (!int32(J, P, "rank", R, R, Self, "does not match its position in ranks (" +
+                                            std::to_string(R) + ")"))
+    return false;
+  int32_t Logical = 0;
+  while (S.Remap[Logical] != R)
+    ++Logical;
+  if (!int32(J, P, "logical_rank", Logical, Logical, Prog.LogicalRank,
+             "disagrees with remap, which places logical rank " + std::to_string(Logical) +
+                 " here"))
+    return false;
+  const json *Channels;
+  if (!array(J, P, "channels", Channels))
+    return false;
+  FieldPath CP = P.key("channels");
+  if (Channels->size() != size_t(S.NChannels))
+    return fail(CP, "has " + std::to_string(Channels->size()) + " entries (plan has " +
+                        std::to_string(S.NChannels) + " channels)");
+  for (size_t C = 0; C < Channels->size(); ++C) {
+    FieldPath ChP = CP.index(C);
+    const json &Ch = (*Channels)[C];
+    const json *Steps;
+    if (!object(Ch, ChP, {"steps"}) || !array(Ch, ChP, "steps", Steps))
+      return false;
+    sched::ChannelProgram &Out = Prog.Channels.emplace_back();
+    for (size_t I = 0; I < Steps->size(); ++I) {
+      FieldPath SP = ChP.key("steps").index(I);
+      if (!step((*Steps)[I], SP, R, S, Out.Steps.emplace_back()))
+        return false;
+      // One primitive performs both halves of an exchange.
+      const std::vector<Step> &Done = Out.Steps;
+      if (I > 0 && Done[I - 1].WithNext && Done[I - 1].Primitive != Done[I].Primitive)
+        return fail(SP, "runs with the step before it, so it needs the same primitive (" +
+                            describePrimitive(Done[I - 1]) + ", not " +
+                            describePrimitive(Done[I]) + ")");
+    }
+  }
+  return true;
+}
+
+std::optional<Plan> PlanReader::read(const json &Root) {
+  Plan Result;
+  sched::Schedule &S = Result.Sched;
+  FieldPath P;
+  if (!object(Root, P,
+              {"format", "version", "generator", "source", "target", "algorithm", "collective",
+               "topology", "nranks", "nchannels", "chunks_per_channel", "root", "buffer_slots",
+               "buffer_units", "remap", "min_bytes", "max_bytes", "ranks"}) ||
+      !header(Root, S, Result.Info) || !units(Root, S) || !remap(Root, S) ||
+      !sizes(Root, Result.Info))
+    return std::nullopt;
+  const json *Ranks;
+  if (!array(Root, P, "ranks", Ranks))
+    return std::nullopt;
+  if (Ranks->size() != size_t(S.NRanks)) {
+    fail(P.key("ranks"), "has " + std::to_string(Ranks->size()) + " entries (plan has " +
+                             std::to_string(S.NRanks) + " ranks)");
+    return std::nullopt;
+  }
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    if (!rank((*Ranks)[R], P.key("ranks").index(R), R, S))
+      return std::nullopt;
+  return Result;
+}
+
+} // namespace
+
+json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
+  json J;
+  J["format"] = PlanFormatName;
+  J["version"] = PlanFormatVersion;
+  if (!Info.Generator.empty())
+    J["generator"] = Info.Generator;
+  if (!Info.Source.empty())
+    J["source"] = Info.Source;
+  if (!Info.Target.empty())
+    J["target"] = Info.Target;
+  J["algorithm"] = S.Algorithm;
+  J["collective"] = std::string(plan::collectiveName(S.Collective));
+  J["topology"] = std::string(plan::topologyName(S.Topology));
+  J["nranks"] = S.NRanks;
+  J["nchannels"] = S.NChannels;
+  J["chunks_per_channel"] = S.ChunksPerChannel;
+  J["root"] = S.Root;
+  J["buffer_slots"] = S.BufferSlots;
+  J["buffer_units"] = {
+      {"input", S.Units.Input}, {"output", S.Units.Output}, {"scratch", S.Units.Scratch}};
+  J["remap"] = S.Remap;
+  J["min_bytes"] = Info.MinBytes;
+  J["max_bytes"] = Info.MaxBytes ? json(*Info.MaxBytes) : json(nullptr);
+  json Ranks = json::array();
+  for (size_t R = 0; R < S.Ranks.size(); ++R) {
+    json Channels = json::array();
+    for (const sched::ChannelProgram &C : S.Ranks[R].Channels) {
+      json Steps = json::array();
+      for (const Step &St : C.Steps)
+        Steps.push_back(stepToJson(St));
+      Channels.push_back({{"steps", std::move(Steps)}});
+    }
+    Ranks.push_back({{"rank", R},
+                     {"logical_rank", S.Ranks[R].LogicalRank},
+                     {"channels", std::move(Channels)}});
+  }
+  J["ranks"] = std::move(Ranks);
+  return J;
+}
+
+std::optional<Plan> planToSchedule(const json &Json, SourceManager &SM, DiagnosticEngine &Diags,
+                                   const LocatedJson *Where) {
+  return PlanReader(SM, Diags, Where).read(Json);
+}
+
+uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name) {
+  std::string Error;
+  if (std::optional<uint32_t> Id = SM.loadFile(Name, Error))
+    return *Id;
+  return SM.addBuffer(Name, "");
+}
+
+std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags) {
+  std::optional<LocatedJson> Doc = parseJsonFile(FileId, SM, Diags);
+  if (!Doc)
+    return std::nullopt;
+  return planToSchedule(Doc->Value, SM, Diags, &*Doc);
+}
+
+} // namespace cclc::plan

@@ -1,0 +1,64 @@
+//===- PlanJson.h - The plan file the runtime loads -------------*- C++ -*-===//
+//
+// A plan is a schedule written as JSON (format "cclc-plan", version 1): the
+// runtime's plan interpreter loads it, so the reader trusts nothing. Every
+// field is checked for presence, type and range (ranks below nranks, slices
+// inside their buffer's chunk grid, known operation names, a remap that is a
+// permutation) and a failure names the field's path, e.g.
+//
+//   plan.json:57:18: error: ranks[3].channels[0].steps[7].peer: 9 is not a
+//   rank (plan has 8 ranks)
+//
+// The format is documented field by field in docs/formats.md.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "plan/JsonReader.h"
+#include "plan/Schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace cclc::plan {
+
+inline constexpr const char *PlanFormatName = "cclc-plan";
+inline constexpr int PlanFormatVersion = 1;
+
+/// What a plan says besides the schedule itself.
+struct PlanInfo {
+  std::string Source;    ///< The .ccl file the schedule was compiled from.
+  std::string Target;    ///< "8 ranks on mesh8.xml x 2 nodes".
+  std::string Generator; ///< "cclc 0.1.0".
+  /// The message sizes the plan is meant for: [MinBytes, MaxBytes], no upper
+  /// bound when MaxBytes is empty. The cost model narrows the range.
+  uint64_t MinBytes = 0;
+  std::optional<uint64_t> MaxBytes;
+};
+
+struct Plan {
+  sched::Schedule Sched;
+  PlanInfo Info;
+};
+
+nlohmann::json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info);
+
+/// Checks Json and rebuilds the schedule; nullopt after reporting the first
+/// problem. With Where, errors point at the field's line and column in the
+/// file; without, they carry no location. Step locations name the plan's
+/// "source" file (registered in SM without its text) at the recorded line.
+std::optional<Plan> planToSchedule(const nlohmann::json &Json, SourceManager &SM,
+                                   DiagnosticEngine &Diags, const LocatedJson *Where = nullptr);
+
+/// The file id that step lines recorded for source Name refer to: the file
+/// itself when it can be read (diagnostics then quote it), else an empty
+/// stand-in that still lets them name file, line and column.
+uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name);
+
+/// Parses and checks plan file FileId.
+std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags);
+
+} // namespace cclc::plan

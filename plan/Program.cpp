@@ -1,0 +1,118 @@
+//===- Program.cpp - From schedule steps to primitive calls ---------------===//
+
+#include "plan/Program.h"
+
+#include "plan/Assert.h"
+
+#include <algorithm>
+
+namespace cclc::plan {
+
+namespace {
+
+using sched::Step;
+
+bool touchesScratch(const Step &St) {
+  return (opReadsSource(St.Op) && St.Src.Buffer == BufferKind::Scratch) ||
+         (St.Op != OpKind::Send && St.Dst.Buffer == BufferKind::Scratch);
+}
+
+/// The written slice of a step that writes one.
+kern::SliceRef destination(const Step &St) {
+  CCLC_ASSERT(St.Dst.Buffer != BufferKind::Input, "a verified schedule never writes its input");
+  return St.Dst;
+}
+
+/// The call of a step that is not part of an exchange.
+kern::ProgramStep callOf(const Step &St) {
+  CCLC_ASSERT(!St.WithNext, "a verified schedule joins only exchanges");
+  kern::ProgramStep P;
+  P.Op = St.Op;
+  switch (St.Op) {
+  case OpKind::Send:
+    P.SendPeer = St.Peer;
+    P.Src = St.Src;
+    return P;
+  case OpKind::Recv:
+  case OpKind::RecvReduce:
+    P.RecvPeer = St.Peer;
+    P.Dst = destination(St);
+    return P;
+  case OpKind::Copy:
+  case OpKind::Reduce:
+    P.Src = St.Src;
+    P.Dst = destination(St);
+    return P;
+  case OpKind::RecvReduceSend:
+  case OpKind::RecvCopySend:
+    P.RecvPeer = St.Peer;
+    P.SendPeer = St.SendPeer;
+    P.Dst = destination(St);
+    return P;
+  case OpKind::Exchange:
+  case OpKind::ExchangeReduce: break;
+  }
+  CCLC_UNREACHABLE("a schedule step is never an exchange; lowering makes them");
+}
+
+} // namespace
+
+bool startsExchange(const std::vector<Step> &Steps, size_t I) {
+  return Steps[I].Op == OpKind::Send && Steps[I].WithNext && I + 1 < Steps.size() &&
+         !Steps[I + 1].WithNext &&
+         (Steps[I + 1].Op == OpKind::Recv || Steps[I + 1].Op == OpKind::RecvReduce);
+}
+
+std::vector<LoweredStep> lowerChannel(const std::vector<Step> &Steps) {
+  std::vector<LoweredStep> Calls;
+  Calls.reserve(Steps.size());
+  for (size_t I = 0; I < Steps.size(); ++I) {
+    if (!startsExchange(Steps, I)) {
+      Calls.push_back({callOf(Steps[I]), Steps[I].Primitive, Steps[I].Loc});
+      continue;
+    }
+    const Step &Send = Steps[I], &Receive = Steps[++I];
+    kern::ProgramStep X;
+    X.Op = Receive.Op == OpKind::Recv ? OpKind::Exchange : OpKind::ExchangeReduce;
+    X.SendPeer = Send.Peer;
+    X.Src = Send.Src;
+    X.RecvPeer = Receive.Peer;
+    X.Dst = destination(Receive);
+    Calls.push_back({X, Send.Primitive, Send.Loc});
+  }
+  return Calls;
+}
+
+kern::ProgramShape scheduleShape(const sched::Schedule &S) {
+  kern::ProgramShape Shape;
+  Shape.Grid.NChannels = S.NChannels;
+  Shape.Grid.ChunksPerChannel = S.ChunksPerChannel;
+  Shape.InputUnits = S.Units.Input;
+  Shape.OutputUnits = S.Units.Output;
+  bool UsesScratch = false;
+  for (const sched::RankProgram &Rank : S.Ranks)
+    for (const sched::ChannelProgram &Channel : Rank.Channels)
+      for (const Step &St : Channel.Steps) {
+        // Every message is sent once, so the sends bound every slot.
+        if (opSends(St.Op))
+          Shape.Grid.MaxSliceChunks = std::max(Shape.Grid.MaxSliceChunks, St.sentSlice().Count);
+        UsesScratch = UsesScratch || touchesScratch(St);
+      }
+  Shape.ScratchUnits = UsesScratch ? S.Units.Scratch : 0;
+  return Shape;
+}
+
+EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank) {
+  CCLC_ASSERT(Rank >= 0 && Rank < S.NRanks, "the rank is not one of the schedule's");
+  EncodedProgram P;
+  P.Shape = Shape;
+  for (const sched::ChannelProgram &Channel : S.Ranks[size_t(Rank)].Channels) {
+    P.ChannelBegin.push_back(uint32_t(P.Steps.size()));
+    for (const LoweredStep &L : lowerChannel(Channel.Steps))
+      P.Steps.push_back(L.Call);
+  }
+  P.ChannelBegin.push_back(uint32_t(P.Steps.size()));
+  return P;
+}
+
+} // namespace cclc::plan

@@ -1,0 +1,68 @@
+//===- Program.h - From schedule steps to primitive calls -------*- C++ -*-===//
+//
+// The one lowering from a schedule to what executes it. Every executor runs
+// a rank's channel as a sequence of primitive calls: the host and GPU plan
+// interpreters walk them as the flat arrays of common/Program.h, and the
+// kernel generator prints them as code. Lowering decides, once for all of
+// them, which steps become which call: one call per step, except that a send
+// which runs together with the receive after it (WithNext) becomes one
+// exchange, which the primitives perform in whichever order the two peers
+// allow. The verifier admits no other WithNext group, so every verified
+// schedule lowers.
+//
+// Encoding then resolves what the interpreters' step loop would otherwise
+// decide on every round: the program's shape (grid and buffer units) and
+// each channel's range of steps.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "plan/Schedule.h"
+
+#include "common/Program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cclc::plan {
+
+/// One primitive call: the encoded step, and what only the kernel generator
+/// needs (the primitive the algorithm named and the .ccl statement).
+struct LoweredStep {
+  kern::ProgramStep Call;
+  /// The template-library primitive the algorithm chose; empty for the
+  /// effect's own.
+  std::string Primitive;
+  SourceLoc Loc;
+};
+
+/// The calls of one rank's channel, in program order. Steps must be
+/// verified (the verifier rejects groups that are not exchanges).
+std::vector<LoweredStep> lowerChannel(const std::vector<sched::Step> &Steps);
+
+/// True when Steps[I] and Steps[I + 1] form an exchange: a send that runs
+/// together with a plain or reducing receive, and nothing more.
+bool startsExchange(const std::vector<sched::Step> &Steps, size_t I);
+
+/// One rank's program in host memory; copy the arrays to run it elsewhere.
+struct EncodedProgram {
+  std::vector<kern::ProgramStep> Steps;
+  /// NChannels + 1 entries: channel C's steps are [ChannelBegin[C], ChannelBegin[C + 1]).
+  std::vector<uint32_t> ChannelBegin;
+  kern::ProgramShape Shape;
+
+  /// The program as the host interpreter addresses it.
+  kern::ProgramView view() const { return {Steps.data(), ChannelBegin.data(), Shape}; }
+};
+
+/// The shape of S. Its MaxSliceChunks is the largest message (the most chunks
+/// a send or receive moves); local copies do not count, since they never pass
+/// through a slot. Every executor of S must use this shape, or the ranks cut
+/// rounds differently and their messages do not match.
+kern::ProgramShape scheduleShape(const sched::Schedule &S);
+
+/// Rank's program of S, which must be verified.
+EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank);
+
+} // namespace cclc::plan
