@@ -21,7 +21,7 @@
 
 #include "runtime/api/LinkSets.h"
 #include "runtime/exec/Interpreter.h"
-#include "runtime/net/Transport.h"
+#include "runtime/transport/Transport.h"
 
 #include "plan/Vocabulary.h"
 #include "host/Kernel.h"

@@ -12,7 +12,7 @@
 #include "runtime/api/Status.h"
 #include "runtime/api/Types.h"
 
-#include "runtime/net/Launcher.h"
+#include "runtime/bootstrap/Launcher.h"
 
 #include <cstring>
 #include <optional>

@@ -25,7 +25,7 @@
 
 #include "plan/PlanJson.h"
 #include "plan/SourceManager.h"
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include <cstddef>
 #include <memory>

@@ -17,7 +17,7 @@
 #include "runtime/api/Workspace.h"
 
 #include "common/KernelTypes.h"
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include <cstddef>
 #include <deque>

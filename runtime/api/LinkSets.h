@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/net/Transport.h"
+#include "runtime/transport/Transport.h"
 
 #include "plan/Schedule.h"
 

@@ -13,7 +13,7 @@
 #include "runtime/cuda/GpuConnections.h"
 
 #include "cuda/Kernel.cuh"
-#include "runtime/net/TcpTransport.h"
+#include "runtime/transport/tcp/TcpTransport.h"
 
 #include <cstring>
 #include <unistd.h>

@@ -25,7 +25,7 @@
 #pragma once
 
 #include "runtime/cuda/CudaError.h"
-#include "runtime/net/LinkSetup.h"
+#include "runtime/transport/LinkSetup.h"
 
 #include <atomic>
 #include <cstdint>

@@ -32,7 +32,7 @@
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/GpuConnections.h"
 #include "runtime/cuda/InterpreterKernel.h"
-#include "runtime/net/HostAbort.h"
+#include "runtime/transport/shm/HostAbort.h"
 
 #include "cuda/Kernel.cuh"
 

@@ -15,7 +15,7 @@
 
 #include "cuda/Kernel.cuh"
 #include "runtime/cuda/GpuConnections.h"
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include "GpuTest.h"
 

@@ -1,6 +1,6 @@
 //===- BootstrapTest.cpp - Rank rendezvous and bootstrap messages ---------===//
 
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include "NetTestSupport.h"
 

@@ -1,6 +1,6 @@
 //===- HostAbortTest.cpp - The abort word the ranks of a host share -------===//
 
-#include "runtime/net/HostAbort.h"
+#include "runtime/transport/shm/HostAbort.h"
 
 #include "NetTestSupport.h"
 

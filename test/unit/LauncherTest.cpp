@@ -1,6 +1,6 @@
 //===- LauncherTest.cpp - Rendezvous from launcher environments -----------===//
 
-#include "runtime/net/Launcher.h"
+#include "runtime/bootstrap/Launcher.h"
 
 #include "NetTestSupport.h"
 

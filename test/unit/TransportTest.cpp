@@ -1,6 +1,6 @@
 //===- TransportTest.cpp - FIFO traffic over shared memory and TCP --------===//
 
-#include "runtime/net/Transport.h"
+#include "runtime/transport/Transport.h"
 
 #include "NetTestSupport.h"
 

@@ -1,8 +1,8 @@
 //===- ShmTransport.cpp - FIFOs in POSIX shared memory --------------------===//
 
-#include "runtime/net/ShmTransport.h"
+#include "runtime/transport/shm/ShmTransport.h"
 
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include <cerrno>
 #include <cstdio>

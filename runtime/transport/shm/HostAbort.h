@@ -15,8 +15,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/net/Bootstrap.h"
-#include "runtime/net/ShmTransport.h"
+#include "runtime/bootstrap/Bootstrap.h"
+#include "runtime/transport/shm/ShmTransport.h"
 
 #include <atomic>
 #include <cstddef>

@@ -18,7 +18,7 @@
 #pragma once
 
 #include "host/Connection.h"
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include <atomic>
 #include <cstddef>

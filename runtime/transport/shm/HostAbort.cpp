@@ -1,6 +1,6 @@
 //===- HostAbort.cpp - One abort word for the ranks of a host -------------===//
 
-#include "runtime/net/HostAbort.h"
+#include "runtime/transport/shm/HostAbort.h"
 
 #include <algorithm>
 #include <cstring>

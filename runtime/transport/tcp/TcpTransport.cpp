@@ -1,6 +1,6 @@
 //===- TcpTransport.cpp - FIFOs carried over TCP by a proxy thread --------===//
 
-#include "runtime/net/TcpTransport.h"
+#include "runtime/transport/tcp/TcpTransport.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -25,8 +25,8 @@
 
 #include "host/Connection.h"
 #include "host/Kernel.h"
-#include "runtime/net/Bootstrap.h"
-#include "runtime/net/LinkSetup.h"
+#include "runtime/bootstrap/Bootstrap.h"
+#include "runtime/transport/LinkSetup.h"
 
 #include <atomic>
 #include <cstddef>

@@ -26,7 +26,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include <chrono>
 #include <cstdint>

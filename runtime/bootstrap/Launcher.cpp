@@ -1,6 +1,6 @@
 //===- Launcher.cpp - Rendezvous from a launcher's environment ------------===//
 
-#include "runtime/net/Launcher.h"
+#include "runtime/bootstrap/Launcher.h"
 
 #include <charconv>
 #include <cstdlib>

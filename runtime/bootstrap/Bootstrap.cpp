@@ -1,6 +1,6 @@
 //===- Bootstrap.cpp - How the ranks of a job find each other -------------===//
 
-#include "runtime/net/Bootstrap.h"
+#include "runtime/bootstrap/Bootstrap.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,9 +1,9 @@
 //===- Transport.cpp - A rank's connections to its peers ------------------===//
 
-#include "runtime/net/Transport.h"
+#include "runtime/transport/Transport.h"
 
-#include "runtime/net/ShmTransport.h"
-#include "runtime/net/TcpTransport.h"
+#include "runtime/transport/shm/ShmTransport.h"
+#include "runtime/transport/tcp/TcpTransport.h"
 
 namespace cclc::net {
 

@@ -1,8 +1,8 @@
 //===- LinkSetup.cpp - The steps every transport setup shares -------------===//
 
-#include "runtime/net/LinkSetup.h"
+#include "runtime/transport/LinkSetup.h"
 
-#include "runtime/net/TcpTransport.h"
+#include "runtime/transport/tcp/TcpTransport.h"
 
 #include <algorithm>
 #include <cstdlib>
