@@ -103,10 +103,6 @@ struct Wait {
   bool Sending = false;
 };
 
-bool readsSource(OpKind Op) {
-  return Op == OpKind::Send || Op == OpKind::Copy || Op == OpKind::Reduce;
-}
-
 bool writesDestination(OpKind Op) { return Op != OpKind::Send; }
 
 /// One past the last step of the WithNext group starting at First.
@@ -292,7 +288,7 @@ void Verifier::checkStructure() {
           checkPeer(At, St.Peer, "from");
         if (opSends(St.Op))
           checkPeer(At, St.sendTarget(), "to");
-        if (readsSource(St.Op))
+        if (plan::opReadsSource(St.Op))
           checkSlice(At, St.Src, "reads");
         if (writesDestination(St.Op)) {
           checkSlice(At, St.Dst, "writes");
@@ -352,7 +348,7 @@ void Verifier::setUp() {
         ++Group;
         for (int32_t I = First; I < End; ++I) {
           const Step &St = Steps[I];
-          if ((readsSource(St.Op) && St.Src.Buffer == BufferKind::Scratch) ||
+          if ((plan::opReadsSource(St.Op) && St.Src.Buffer == BufferKind::Scratch) ||
               (writesDestination(St.Op) && St.Dst.Buffer == BufferKind::Scratch))
             UsesScratch[R] = true;
           if (St.Op == OpKind::Copy || St.Op == OpKind::Reduce)

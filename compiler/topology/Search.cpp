@@ -34,11 +34,15 @@ const std::vector<float> Sm90SpeedsInter = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0,
 
 enum class Order { Search, Pci, Replay };
 
+/// Whether a channel may leave a node through another NIC than it entered
+/// by: NCCL_CROSS_NIC's values 0, 1 and 2.
+enum class CrossNicPolicy { Never = 0, Always = 1, OddChannels = 2 };
+
 /// The search state of one graph (NCCL's ncclTopoGraph while searching):
 /// flat arrays, copied whenever a better solution is saved.
 struct State {
   Pattern Pat = Pattern::Ring;
-  int CrossNic = 0; ///< 0 no, 1 always, 2 "allowed for odd channels" (NCCL's values).
+  CrossNicPolicy CrossNic = CrossNicPolicy::Never;
   int MinChannels = 1;
   int MaxChannels = 1;
   int NChannels = 0;
@@ -357,10 +361,11 @@ void Searcher::backToNet(State &G, State &Save, int Gpu, int Step, int BackToFir
     const Node &Net = Sys.nodes(NodeType::Net)[N];
     if (G.Pat == Pattern::Tree && Net.Id != StartId)
       continue; // Trees are symmetric.
-    if (G.Pat == Pattern::Ring && G.CrossNic == 2) {
+    if (G.Pat == Pattern::Ring && G.CrossNic == CrossNicPolicy::OddChannels) {
       if ((G.NChannels & 1) && Net.Id != G.Inter[(G.NChannels - 1) * 2])
         continue;
-    } else if (G.CrossNic == 0 && (Net.Net.Asic != Start.Asic || Net.Net.Port != Start.Port)) {
+    } else if (G.CrossNic == CrossNicPolicy::Never &&
+               (Net.Net.Asic != Start.Asic || Net.Net.Port != Start.Port)) {
       continue;
     }
     // Balanced tree: half the NIC bandwidth on each of the first two GPUs.
@@ -453,8 +458,8 @@ void Searcher::searchRecNet(State &G, State &Save, int BackToNet, int BackToFirs
     const Node &Net = Sys.nodes(NodeType::Net)[N];
     if (Net.Net.Bw < static_cast<float>(Bw))
       continue;
-    if (G.Pat == Pattern::Ring && G.CrossNic == 2 && (G.NChannels & 1) &&
-        Net.Id != G.Inter[(G.NChannels - 1) * 2 + 1])
+    if (G.Pat == Pattern::Ring && G.CrossNic == CrossNicPolicy::OddChannels &&
+        (G.NChannels & 1) && Net.Id != G.Inter[(G.NChannels - 1) * 2 + 1])
       continue;
     G.Inter[G.NChannels * 2] = Net.Id;
     G.LatencyInter = Net.Net.Latency;
@@ -551,12 +556,12 @@ void Searcher::compute(TopoGraph &Out) {
   Graph.Inter.assign(static_cast<size_t>(MaxChannels) * 2, 0);
   const Node &Cpu0 = Sys.nodes(NodeType::Cpu).front();
   // NCCL_CROSS_NIC defaults to 2: allowed, tried after the same-NIC search.
-  const int CrossNic = NumNets > 1 && (Graph.Pat == Pattern::Ring ||
-                                       Graph.Pat == Pattern::BalancedTree ||
-                                       Graph.Pat == Pattern::SplitTree)
-                           ? 2
-                           : 0;
-  Graph.CrossNic = 0;
+  const CrossNicPolicy CrossNic = NumNets > 1 && (Graph.Pat == Pattern::Ring ||
+                                                  Graph.Pat == Pattern::BalancedTree ||
+                                                  Graph.Pat == Pattern::SplitTree)
+                                      ? CrossNicPolicy::OddChannels
+                                      : CrossNicPolicy::Never;
+  Graph.CrossNic = CrossNicPolicy::Never;
   Graph.TypeIntra = NumGpus == 1 ? PathType::LOC : PathType::NVL;
   Graph.TypeInter = PathType::PIX;
   const int TrySameChannels = Graph.Pat == Pattern::Nvls ? 0 : 1;
@@ -565,7 +570,7 @@ void Searcher::compute(TopoGraph &Out) {
 
   auto Finish = [&] {
     Out.Pat = Graph.Pat;
-    Out.CrossNic = Graph.CrossNic != 0;
+    Out.CrossNic = Graph.CrossNic != CrossNicPolicy::Never;
     Out.MinChannels = Graph.MinChannels;
     Out.MaxChannels = Graph.MaxChannels;
     Out.NChannels = Graph.NChannels;
@@ -649,12 +654,12 @@ void Searcher::compute(TopoGraph &Out) {
           continue;
         }
         Tmp.TypeInter = PathType::PIX;
-        if (CrossNic == 2 && Tmp.CrossNic == 0 &&
+        if (CrossNic == CrossNicPolicy::OddChannels && Tmp.CrossNic == CrossNicPolicy::Never &&
             (Graph.Pat == Pattern::Ring || Graph.Pat == Pattern::BalancedTree)) {
-          Tmp.CrossNic = 2;
+          Tmp.CrossNic = CrossNicPolicy::OddChannels;
           continue;
         }
-        Tmp.CrossNic = 0;
+        Tmp.CrossNic = CrossNicPolicy::Never;
         if (SpeedIndex < NumSpeeds - 1 &&
             (Graph.NChannels == 0 || Speeds[SpeedIndex + 1] / Graph.BwInter > .49f)) {
           Tmp.BwInter = Tmp.BwIntra = Speeds[++SpeedIndex];
