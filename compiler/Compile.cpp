@@ -26,7 +26,8 @@ std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManag
     return std::nullopt;
   Built.Machine = std::make_unique<topo::Machine>(std::move(*Machine));
   // target: the ranks, rings and trees the algorithm runs over.
-  std::string Description = std::to_string(Built.Machine->Conn.NRanks) + " ranks on " + Options.Topo;
+  std::string Description =
+      std::to_string(Built.Machine->Conn.NRanks) + " ranks on " + Options.Topo;
   if (Options.Nodes > 1)
     Description += " x " + std::to_string(Options.Nodes) + " nodes";
   Built.Target = target::topologyTarget(Built.Machine->Sys, Built.Machine->Conn,

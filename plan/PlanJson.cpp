@@ -42,7 +42,9 @@ OpFields fieldsOf(OpKind Op) {
 
 /// A primitive is named by a C++ identifier of the template library.
 bool isPrimitiveName(std::string_view Name) {
-  auto IdentifierChar = [](char C) { return std::isalnum(static_cast<unsigned char>(C)) || C == '_'; };
+  auto IdentifierChar = [](char C) {
+    return std::isalnum(static_cast<unsigned char>(C)) || C == '_';
+  };
   return !Name.empty() && !std::isdigit(static_cast<unsigned char>(Name[0])) &&
          std::all_of(Name.begin(), Name.end(), IdentifierChar);
 }

@@ -183,8 +183,8 @@ std::string KernelWriter::header() const {
       std::string Entry = entryName(T, Op);
       std::string_view TypeName = plan::dtypeName(T), OpName = plan::redOpName(Op);
       if (Opts.Target == KernelTarget::Host)
-        OS << "/// Runs channel Channel of " << S.Algorithm << " on rank Args.Rank, for " << TypeName
-           << " and " << OpName << ".\n"
+        OS << "/// Runs channel Channel of " << S.Algorithm << " on rank Args.Rank, for "
+           << TypeName << " and " << OpName << ".\n"
            << "void " << Entry << "(const cclc::host::KernelArgs &Args, int Channel);\n";
       else
         OS << "/// Runs " << S.Algorithm << " on rank Args.Rank, for " << TypeName << " and "

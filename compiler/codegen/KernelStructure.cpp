@@ -12,15 +12,10 @@ using sched::OpKind;
 using sched::Step;
 
 bool effectUses(OpKind E, Field F) {
-  bool Receives = E != OpKind::Send && E != OpKind::Copy && E != OpKind::Reduce;
-  bool Sends = E == OpKind::Send || E == OpKind::RecvReduceSend || E == OpKind::RecvCopySend ||
-               E == OpKind::Exchange || E == OpKind::ExchangeReduce;
-  bool HasSrc = E == OpKind::Send || E == OpKind::Copy || E == OpKind::Reduce ||
-                E == OpKind::Exchange || E == OpKind::ExchangeReduce;
   switch (F) {
-  case Field::RecvPeer: return Receives;
-  case Field::SendPeer: return Sends;
-  case Field::SrcChunk: return HasSrc;
+  case Field::RecvPeer: return plan::opReceives(E);
+  case Field::SendPeer: return plan::opSends(E);
+  case Field::SrcChunk: return plan::opReadsSource(E);
   case Field::DstChunk: return E != OpKind::Send;
   }
   CCLC_UNREACHABLE("unknown field");

@@ -212,8 +212,8 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                  "a schedule, plan or kernels");
   auto Opts = std::make_shared<CompileOptions>();
   Cmd->add_option("file", Opts->File, ".ccl algorithm")->required();
-  CLI::Option *Topo =
-      Cmd->add_option("--topo", Opts->Target.Topo, "NCCL topology XML of one node")->check(CLI::ExistingFile);
+  CLI::Option *Topo = Cmd->add_option("--topo", Opts->Target.Topo, "NCCL topology XML of one node")
+                          ->check(CLI::ExistingFile);
   Cmd->add_option("--nodes", Opts->Target.Nodes, "Number of identical nodes (with --topo)")
       ->check(CLI::Range(1, 4096))
       ->needs(Topo)

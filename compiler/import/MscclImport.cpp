@@ -587,7 +587,8 @@ std::optional<plan::Plan> Importer::run() {
 
 } // namespace
 
-std::optional<plan::Plan> readMscclXml(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags) {
+std::optional<plan::Plan> readMscclXml(uint32_t FileId, SourceManager &SM,
+                                       DiagnosticEngine &Diags) {
   return Importer(FileId, SM, Diags).run();
 }
 

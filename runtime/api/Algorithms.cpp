@@ -45,8 +45,8 @@ Fn findKernel(const std::map<std::pair<host::DType, host::RedOp>, Fn> &Kernels,
 
 /// "allreduce of 4 KiB (f32, sum)", "broadcast of 8 B (u8, root 2)".
 std::string describeCall(const Request &R) {
-  return std::string(plan::collectiveName(R.Collective)) + " of " + plan::formatBytes(R.bytes()) + " (" +
-         std::string(plan::dtypeName(R.Type)) +
+  return std::string(plan::collectiveName(R.Collective)) + " of " + plan::formatBytes(R.bytes()) +
+         " (" + std::string(plan::dtypeName(R.Type)) +
          (plan::reduces(R.Collective) ? ", " + std::string(plan::redOpName(R.Op)) : "") +
          (plan::hasRoot(R.Collective) ? ", root " + std::to_string(R.Root) : "") + ")";
 }
@@ -68,7 +68,8 @@ const cuda::KernelInfo *Algorithm::cudaKernelFor(const Request &R) const {
 }
 
 bool Algorithm::serves(const Request &R) const {
-  if (Collective != R.Collective || (plan::hasRoot(Collective) && Root != R.Root) || !holds(R.bytes()))
+  if (Collective != R.Collective || (plan::hasRoot(Collective) && Root != R.Root) ||
+      !holds(R.bytes()))
     return false;
   switch (Kind) {
   case Executor::Kernel: return R.Where == Target::Host && kernelFor(R);

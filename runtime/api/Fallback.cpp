@@ -23,8 +23,9 @@ sched::Schedule fallbackSchedule(plan::CollectiveKind Collective, int32_t NRanks
   std::ostringstream Log;
   DiagnosticEngine Diags(SM, Log);
   if (!verify::verifySchedule(*S, Diags))
-    throw ApiError(cclcInternalError, "the built-in ring " + S->Algorithm + " fails verification for " +
-                                          std::to_string(NRanks) + " ranks:\n" + Log.str());
+    throw ApiError(cclcInternalError, "the built-in ring " + S->Algorithm +
+                                          " fails verification for " + std::to_string(NRanks) +
+                                          " ranks:\n" + Log.str());
   return std::move(*S);
 }
 

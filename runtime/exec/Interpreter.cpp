@@ -15,7 +15,8 @@ size_t minSlotBytes(const kern::GridShape &Grid, size_t ElemBytes) {
   return size_t(Grid.MaxSliceChunks) * Align * ElemBytes;
 }
 
-Interpreter::Interpreter(sched::Schedule S) : Sched(std::move(S)), Shape(plan::scheduleShape(Sched)) {
+Interpreter::Interpreter(sched::Schedule S)
+    : Sched(std::move(S)), Shape(plan::scheduleShape(Sched)) {
   for (int Rank = 0; Rank < Sched.NRanks; ++Rank)
     Programs.push_back(plan::encodeProgram(Sched, Shape, Rank));
 }

@@ -223,8 +223,8 @@ ExecutorsFn interpreterOnly(const exec::Interpreter &Interp) {
 /// reference.
 void checkCase(const sched::Schedule &S, const ExecutorsFn &Executors, DType Type, RedOp Op,
                size_t Count) {
-  SCOPED_TRACE(std::string(plan::dtypeName(Type)) + " " + std::string(plan::redOpName(Op)) + " count " +
-               std::to_string(Count));
+  SCOPED_TRACE(std::string(plan::dtypeName(Type)) + " " + std::string(plan::redOpName(Op)) +
+               " count " + std::to_string(Count));
   exec::ScheduleShape Shape = plan::scheduleShape(S);
   kern::withTypeAndOperator<host::TypeSet>(Type, Op, [&]<class T, class O>() {
     const uint64_t Seed = splitMix(Count * 131 + size_t(Type) * 7 + size_t(Op));

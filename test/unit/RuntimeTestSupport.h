@@ -75,7 +75,8 @@ inline std::string compilePlan(const std::string &Name, int NRanks, const PlanOp
   Options.Root = Plan.Root;
   Options.Pipeline.ChunksFactor = Plan.ChunksFactor;
   std::ostream Discard(nullptr);
-  std::optional<sched::Schedule> S = compiler::buildSchedule(*Algo, Target, Options, Discard, Diags);
+  std::optional<sched::Schedule> S =
+      compiler::buildSchedule(*Algo, Target, Options, Discard, Diags);
   if (!S)
     return {};
   plan::PlanInfo Info;
