@@ -4,6 +4,11 @@
 // runs the communicator's method under guarded(), which turns whatever it
 // throws into a status and keeps the message for cclcGetLastError.
 //
+// Groups are the calling thread's, as NCCL's are: between cclcGroupStart and
+// the matching cclcGroupEnd (they nest), point-to-point calls are checked
+// and queued, and the outermost cclcGroupEnd runs them together. A call
+// refused inside a group drops the whole group, which then runs nothing.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/api/Comm.h"
@@ -16,6 +21,7 @@
 
 #include <cstring>
 #include <optional>
+#include <vector>
 
 using namespace cclc::runtime;
 using cclc::plan::CollectiveKind;
@@ -28,11 +34,75 @@ void requireComm(const cclcComm *Comm) {
   require(Comm, "comm is null; pass a communicator that cclcCommInitRank created");
 }
 
-cclcResult_t launch(cclcComm_t Comm, cclcStream_t Stream, CollectiveKind Collective, int Root,
-                    size_t Count, cclcDataType_t Type, cclcRedOp_t Op, const void *Send,
-                    void *Recv) {
-  return guarded([&] {
+/// The group this thread has open.
+struct Group {
+  /// Starts not yet ended; the group is open while positive.
+  int Depth = 0;
+  /// The communicator of the queued calls.
+  cclcComm *Comm = nullptr;
+  std::vector<PeerOp> Ops;
+  /// The status and message of the first call refused in the group, which
+  /// drops it; cclcSuccess while none was.
+  cclcResult_t Refused = cclcSuccess;
+  std::string RefusedWhy;
+};
+thread_local Group Open;
+
+/// Throws ApiError(cclcInvalidUsage) when a group is open: Call cannot join it.
+void refuseInGroup(const char *Call) {
+  if (Open.Depth)
+    throw ApiError(cclcInvalidUsage,
+                   std::string(Call) +
+                       " inside a group: groups hold cclcSend, cclcRecv and cclcAllToAll; call "
+                       "it after cclcGroupEnd");
+}
+
+/// Drops the open group's calls on Comm, which is going away: the group's
+/// end then refuses them rather than run them on a freed communicator.
+void dropGroupOf(const cclcComm *Comm) {
+  if (!Comm || Open.Comm != Comm)
+    return;
+  Open.Comm = nullptr;
+  Open.Ops.clear();
+  if (Open.Refused == cclcSuccess) {
+    Open.Refused = cclcInvalidUsage;
+    Open.RefusedWhy = "its communicator was destroyed before cclcGroupEnd";
+  }
+}
+
+/// Result, the status of a call: a refusal drops the open group.
+cclcResult_t noteInGroup(cclcResult_t Result) {
+  if (Result != cclcSuccess && Open.Depth && Open.Refused == cclcSuccess) {
+    Open.Refused = Result;
+    Open.RefusedWhy = lastError();
+  }
+  return Result;
+}
+
+/// Runs Op on Comm, or queues it in the open group.
+cclcResult_t issue(cclcComm_t Comm, cclcStream_t Stream, PeerOp::Kind What, int Peer,
+                   const void *Send, void *Recv, size_t Count, cclcDataType_t Type) {
+  return noteInGroup(guarded([&] {
     requireComm(Comm);
+    PeerOp Op{What, Peer, Send, Recv, Count, hostType(Type)};
+    Comm->checkPeerOp(Op, Stream);
+    if (!Open.Depth)
+      return Comm->pointToPoint({&Op, 1});
+    if (Open.Comm && Open.Comm != Comm)
+      throw ApiError(cclcInvalidUsage,
+                     "a group holds the calls of one communicator; end the group before calling "
+                     "on another");
+    Open.Comm = Comm;
+    Open.Ops.push_back(Op);
+  }));
+}
+
+cclcResult_t launch(const char *Call, cclcComm_t Comm, cclcStream_t Stream,
+                    CollectiveKind Collective, int Root, size_t Count, cclcDataType_t Type,
+                    cclcRedOp_t Op, const void *Send, void *Recv) {
+  return noteInGroup(guarded([&] {
+    requireComm(Comm);
+    refuseInGroup(Call);
     Request R;
     R.Collective = Collective;
     R.Root = Root;
@@ -40,7 +110,7 @@ cclcResult_t launch(cclcComm_t Comm, cclcStream_t Stream, CollectiveKind Collect
     R.Type = hostType(Type);
     R.Op = hostOp(Op);
     Comm->collective(R, Send, Recv, Stream);
-  });
+  }));
 }
 
 } // namespace
@@ -92,6 +162,7 @@ cclcResult_t cclcCommInitFromEnvironment(cclcComm_t *Comm) {
 }
 
 cclcResult_t cclcCommDestroy(cclcComm_t Comm) {
+  dropGroupOf(Comm);
   cclcResult_t Result = guarded([&] {
     requireComm(Comm);
     Comm->finish();
@@ -105,6 +176,7 @@ cclcResult_t cclcCommDestroy(cclcComm_t Comm) {
 }
 
 cclcResult_t cclcCommAbort(cclcComm_t Comm) {
+  dropGroupOf(Comm);
   return guarded([&] {
     requireComm(Comm);
     Comm->abort("rank " + std::to_string(Comm->rank()) + " called cclcCommAbort");
@@ -171,27 +243,78 @@ cclcResult_t cclcCommGetAsyncError(cclcComm_t Comm, cclcResult_t *AsyncError) {
 
 cclcResult_t cclcAllReduce(const void *Send, void *Recv, size_t Count, cclcDataType_t Type,
                            cclcRedOp_t Op, cclcComm_t Comm, cclcStream_t Stream) {
-  return launch(Comm, Stream, CollectiveKind::AllReduce, 0, Count, Type, Op, Send, Recv);
+  return launch("cclcAllReduce", Comm, Stream, CollectiveKind::AllReduce, 0, Count, Type, Op, Send,
+                Recv);
 }
 
 cclcResult_t cclcAllGather(const void *Send, void *Recv, size_t SendCount, cclcDataType_t Type,
                            cclcComm_t Comm, cclcStream_t Stream) {
-  return launch(Comm, Stream, CollectiveKind::AllGather, 0, SendCount, Type, cclcSum, Send, Recv);
+  return launch("cclcAllGather", Comm, Stream, CollectiveKind::AllGather, 0, SendCount, Type,
+                cclcSum, Send, Recv);
 }
 
 cclcResult_t cclcReduceScatter(const void *Send, void *Recv, size_t RecvCount, cclcDataType_t Type,
                                cclcRedOp_t Op, cclcComm_t Comm, cclcStream_t Stream) {
-  return launch(Comm, Stream, CollectiveKind::ReduceScatter, 0, RecvCount, Type, Op, Send, Recv);
+  return launch("cclcReduceScatter", Comm, Stream, CollectiveKind::ReduceScatter, 0, RecvCount,
+                Type, Op, Send, Recv);
 }
 
 cclcResult_t cclcBroadcast(const void *Send, void *Recv, size_t Count, cclcDataType_t Type,
                            int Root, cclcComm_t Comm, cclcStream_t Stream) {
-  return launch(Comm, Stream, CollectiveKind::Broadcast, Root, Count, Type, cclcSum, Send, Recv);
+  return launch("cclcBroadcast", Comm, Stream, CollectiveKind::Broadcast, Root, Count, Type,
+                cclcSum, Send, Recv);
 }
 
 cclcResult_t cclcReduce(const void *Send, void *Recv, size_t Count, cclcDataType_t Type,
                         cclcRedOp_t Op, int Root, cclcComm_t Comm, cclcStream_t Stream) {
-  return launch(Comm, Stream, CollectiveKind::Reduce, Root, Count, Type, Op, Send, Recv);
+  return launch("cclcReduce", Comm, Stream, CollectiveKind::Reduce, Root, Count, Type, Op, Send,
+                Recv);
+}
+
+cclcResult_t cclcSend(const void *Send, size_t Count, cclcDataType_t Type, int Peer,
+                      cclcComm_t Comm, cclcStream_t Stream) {
+  return issue(Comm, Stream, PeerOp::Kind::Send, Peer, Send, nullptr, Count, Type);
+}
+
+cclcResult_t cclcRecv(void *Recv, size_t Count, cclcDataType_t Type, int Peer, cclcComm_t Comm,
+                      cclcStream_t Stream) {
+  return issue(Comm, Stream, PeerOp::Kind::Recv, Peer, nullptr, Recv, Count, Type);
+}
+
+cclcResult_t cclcAllToAll(const void *Send, void *Recv, size_t Count, cclcDataType_t Type,
+                          cclcComm_t Comm, cclcStream_t Stream) {
+  return issue(Comm, Stream, PeerOp::Kind::AllToAll, 0, Send, Recv, Count, Type);
+}
+
+cclcResult_t cclcGroupStart(void) {
+  ++Open.Depth;
+  return cclcSuccess;
+}
+
+cclcResult_t cclcGroupEnd(void) {
+  return guarded([&] {
+    if (!Open.Depth)
+      throw ApiError(cclcInvalidUsage,
+                     "cclcGroupEnd without cclcGroupStart; call cclcGroupStart first, once for "
+                     "each cclcGroupEnd");
+    if (--Open.Depth)
+      return;
+    // The group ends here, run or not; its vector keeps its memory for the next.
+    struct Close {
+      ~Close() {
+        Open.Comm = nullptr;
+        Open.Ops.clear();
+        Open.Refused = cclcSuccess;
+        Open.RefusedWhy.clear();
+      }
+    } Closing;
+    if (Open.Refused != cclcSuccess)
+      throw ApiError(Open.Refused, "the group was dropped, and none of its calls ran, since one "
+                                   "was refused: " +
+                                       Open.RefusedWhy);
+    if (Open.Comm)
+      Open.Comm->pointToPoint(Open.Ops);
+  });
 }
 
 } // extern "C"

@@ -5,6 +5,21 @@
 
 namespace cclc::runtime {
 
+namespace {
+
+/// True for an error that only says another channel or rank stopped first.
+bool isAbort(const std::exception_ptr &E) {
+  try {
+    std::rethrow_exception(E);
+  } catch (const host::CommError &C) {
+    return C.status() == host::CommStatus::Aborted;
+  } catch (...) {
+    return false;
+  }
+}
+
+} // namespace
+
 Communicator::Communicator(std::unique_ptr<net::Bootstrap> Boot)
     : Boot(std::move(Boot)), Rank(this->Boot->rank()), NRanks(this->Boot->size()),
       Links(*this->Boot), Table(Rank, NRanks) {}
@@ -36,6 +51,23 @@ void Communicator::recordFailure(cclcResult_t Result, const std::string &Cause) 
   Links.abort(Cause);
   if (Gpu)
     Gpu->abort(Cause);
+}
+
+void Communicator::fail(const std::string &Call, const std::vector<std::exception_ptr> &Errors) {
+  // The cause is the first error that is not an abort; an abort alone means
+  // the cause lies at a peer, which Links.failure() names.
+  std::exception_ptr Cause;
+  for (const std::exception_ptr &E : Errors)
+    if (E && (!Cause || (isAbort(Cause) && !isAbort(E))))
+      Cause = E;
+  Classified C = classify(Cause);
+  std::string Heard = Links.failure();
+  std::string Message = Call + " failed on rank " + std::to_string(Rank) + ": " + C.Message;
+  if (!Heard.empty() && C.Message.find(Heard) == std::string::npos &&
+      Heard.find(C.Message) == std::string::npos)
+    Message += " (first failure: " + Heard + ")";
+  recordFailure(C.Result, Message);
+  throw ApiError(C.Result, Failure + "; destroy the communicator with cclcCommAbort");
 }
 
 std::optional<Classified> Communicator::asyncError() {

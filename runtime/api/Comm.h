@@ -8,10 +8,11 @@
 //
 // A communicator serves one call at a time, like an NCCL communicator on one
 // stream; only abort() may come from another thread, to stop a call that
-// waits. After a collective fails, every later call is refused: the peers
-// are mid-collective or gone, so the communicator can only be destroyed. A
-// GPU collective fails after it returned; the communicator learns of it at
-// its next call, or when asked (asyncError()), and is then as unusable.
+// waits. After a collective or a point-to-point call fails, every later call
+// is refused: the peers are mid-call or gone, so the communicator can only
+// be destroyed. A GPU collective fails after it returned; the communicator
+// learns of it at its next call, or when asked (asyncError()), and is then
+// as unusable.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -26,6 +27,7 @@
 #include "plan/PlanJson.h"
 #include "plan/SourceManager.h"
 #include "runtime/bootstrap/Bootstrap.h"
+#include "runtime/exec/PointToPoint.h"
 
 #include <cstddef>
 #include <memory>
@@ -36,6 +38,21 @@
 #include <vector>
 
 namespace cclc::runtime {
+
+/// One point-to-point call: a send to Peer, a receive from Peer, or an
+/// alltoall, of Count elements of Type (per rank, for an alltoall).
+struct PeerOp {
+  enum class Kind { Send, Recv, AllToAll };
+  Kind What = Kind::Send;
+  /// Of a send or a receive.
+  int Peer = 0;
+  /// Of a send or an alltoall.
+  const void *Send = nullptr;
+  /// Of a receive or an alltoall.
+  void *Recv = nullptr;
+  size_t Count = 0;
+  host::DType Type = host::DType::F32;
+};
 
 class Communicator {
 public:
@@ -64,6 +81,18 @@ public:
   /// the GPU, enqueued on Stream, when Stream is not null or the buffers are
   /// device memory, and on the host otherwise (R.Where is ignored).
   void collective(const Request &R, const void *Send, void *Recv, void *Stream);
+
+  // Point-to-point (PointToPoint.cpp). Not collective: only the ranks a
+  // call names take part, connecting at a pair's first message.
+
+  /// Refuses Op, issued with Stream, unless it names a rank of the
+  /// communicator, has buffers for its count, and runs on the host. Called
+  /// as Op is issued, inside a group or not.
+  void checkPeerOp(const PeerOp &Op, const void *Stream) const;
+  /// Runs Ops, checked calls of one group (or one call alone), together:
+  /// the messages a rank sends to itself are copied, then every other moves
+  /// at once; returns when all are done.
+  void pointToPoint(std::span<const PeerOp> Ops);
 
   /// The status of the communicator's failure, with its message, or none
   /// while it works; learns of GPU failures without waiting for kernels.
@@ -102,10 +131,19 @@ private:
   /// Runs R's channels on the host with Args; each channel's error.
   std::vector<std::exception_ptr> runOnHost(const Request &R, const Algorithm &A,
                                             const kern::CallArgs &Args);
-  /// Records that call R failed (running A, unless choosing failed) and
-  /// throws the cause of Errors, the channels' errors, with its context.
-  [[noreturn]] void fail(const Request &R, const Algorithm *A,
-                         const std::vector<std::exception_ptr> &Errors);
+  /// Records that Call ("allreduce of 4 KiB with ring_allreduce") failed
+  /// and throws the cause of Errors, the errors of its channels (or its
+  /// one error), with its context.
+  [[noreturn]] void fail(const std::string &Call, const std::vector<std::exception_ptr> &Errors);
+  /// Fills Messages with what Ops send and receive, each alltoall's blocks
+  /// from the next rank on, copying the input of an in-place alltoall aside.
+  void expandPeerOps(std::span<const PeerOp> Ops);
+  /// Copies the messages this rank sends to itself into the receives they
+  /// match, after checking that they match.
+  void copyToSelf();
+  /// Connects this rank with the peers of Messages it has no connections
+  /// with yet.
+  void connectPeers();
 
   std::unique_ptr<net::Bootstrap> Boot;
   int Rank;
@@ -122,6 +160,21 @@ private:
   std::mutex CallLock;
   /// Guards Gpu's creation against abort() from another thread.
   std::mutex GpuLock;
+  /// A send (of From) or receive (into To) of a point-to-point call.
+  struct Message {
+    int Peer;
+    bool Send;
+    const std::byte *From;
+    std::byte *To;
+    size_t Bytes;
+  };
+  /// What the point-to-point call in progress moves; kept between calls,
+  /// so that calls allocate nothing once their sizes have been seen.
+  std::vector<Message> Messages;
+  std::vector<exec::Transfer> Transfers;
+  /// The last transfer on each peer's outbox (2 * peer) and inbox (2 * peer
+  /// + 1) while Transfers is made.
+  std::vector<int32_t> LastOnFifo;
   /// Made at the first GPU call; destroyed first (it waits for the kernels
   /// that use the memory and connections of everything else).
   std::unique_ptr<GpuContext> Gpu;

@@ -24,7 +24,6 @@
 
 #include "runtime/net/Socket.h"
 
-#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -32,22 +31,6 @@
 namespace cclc::runtime {
 
 namespace {
-
-bool overlaps(const void *A, size_t ABytes, const void *B, size_t BBytes) {
-  auto X = reinterpret_cast<uintptr_t>(A), Y = reinterpret_cast<uintptr_t>(B);
-  return X < Y + BBytes && Y < X + ABytes;
-}
-
-/// True for an error that only says another channel or rank stopped first.
-bool isAbort(const std::exception_ptr &E) {
-  try {
-    std::rethrow_exception(E);
-  } catch (const host::CommError &C) {
-    return C.status() == host::CommStatus::Aborted;
-  } catch (...) {
-    return false;
-  }
-}
 
 /// Which of the caller's buffers a call uses: NCCL reads no send buffer on a
 /// broadcast's non-root ranks and writes no receive buffer on a reduce's.
@@ -164,7 +147,9 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   }
   for (const std::exception_ptr &E : Errors)
     if (E)
-      fail(R, A, Errors);
+      fail(std::string(plan::collectiveName(R.Collective)) + " of " + plan::formatBytes(R.bytes()) +
+               (A ? " with " + A->Name : "") + (R.Where == Target::Gpu ? " on the GPU" : ""),
+           Errors);
 }
 
 std::vector<std::exception_ptr> Communicator::runOnHost(const Request &R, const Algorithm &A,
@@ -185,27 +170,6 @@ std::vector<std::exception_ptr> Communicator::runOnHost(const Request &R, const 
       throw;
     }
   });
-}
-
-void Communicator::fail(const Request &R, const Algorithm *A,
-                        const std::vector<std::exception_ptr> &Errors) {
-  // The cause is the first error that is not an abort; an abort alone means
-  // the cause lies at a peer, which Links.failure() names.
-  std::exception_ptr Cause;
-  for (const std::exception_ptr &E : Errors)
-    if (E && (!Cause || (isAbort(Cause) && !isAbort(E))))
-      Cause = E;
-  Classified C = classify(Cause);
-  std::string Heard = Links.failure();
-  std::string Message = std::string(plan::collectiveName(R.Collective)) + " of " +
-                        plan::formatBytes(R.bytes()) + (A ? " with " + A->Name : "") +
-                        (R.Where == Target::Gpu ? " on the GPU" : "") + " failed on rank " +
-                        std::to_string(Rank) + ": " + C.Message;
-  if (!Heard.empty() && C.Message.find(Heard) == std::string::npos &&
-      Heard.find(C.Message) == std::string::npos)
-    Message += " (first failure: " + Heard + ")";
-  recordFailure(C.Result, Message);
-  throw ApiError(C.Result, Failure + "; destroy the communicator with cclcCommAbort");
 }
 
 } // namespace cclc::runtime

@@ -61,6 +61,17 @@ RankLinks rankLinks(const LinkSet &Links, int Rank) {
 LinkSets::LinkSets(net::Bootstrap &Boot)
     : ConnectionSets(Boot.rank(), [&Boot](const RankLinks &Mine, const net::LinkOptions &Options) {
         return std::make_unique<net::Connections>(Boot, Mine.Sends, Mine.Recvs, Options);
-      }) {}
+      }),
+      Boot(Boot), Pairs(size_t(Boot.size()), nullptr) {}
+
+void LinkSets::connectPairs(std::span<const int> Peers) {
+  std::vector<net::Link> Links;
+  for (int Peer : Peers)
+    Links.push_back({Peer, 0});
+  net::Connections &Net = keep(std::make_unique<net::Connections>(
+      Boot, Links, Links, net::LinkOptions{}, net::SetupScope::Pairs));
+  for (int Peer : Peers)
+    Pairs[size_t(Peer)] = &Net;
+}
 
 } // namespace cclc::runtime

@@ -12,6 +12,11 @@
 // since their FIFOs live in different memory, but are shared by the same
 // rule; ConnectionSets is that rule for either kind.
 //
+// Point-to-point calls are not collective: a pair of ranks connects at its
+// first message, on channel 0 both ways, and the other ranks take no part.
+// Those connections are the host's too, kept beside the sets and stopped
+// with them.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -90,19 +95,32 @@ public:
     return Sets.emplace_back(Set{Links, Options, std::move(Net)});
   }
 
-  /// Stops every wait on every set, here and at the peers, recording Cause.
-  /// Safe from any thread.
+  /// Keeps Net, connections made outside the sets, so that abort() and
+  /// failure() cover them too.
+  Conn &keep(std::unique_ptr<Conn> Net) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    return *Kept.emplace_back(std::move(Net));
+  }
+
+  /// Stops every wait on every set and kept connection, here and at the
+  /// peers, recording Cause. Safe from any thread.
   void abort(const std::string &Cause) {
     std::lock_guard<std::mutex> Guard(Lock);
     for (Set &S : Sets)
       S.Net->abort(Cause);
+    for (std::unique_ptr<Conn> &Net : Kept)
+      Net->abort(Cause);
   }
 
-  /// The first failure any set recorded or heard of; empty when none did.
+  /// The first failure any set or kept connection recorded or heard of;
+  /// empty when none did.
   std::string failure() const {
     std::lock_guard<std::mutex> Guard(Lock);
     for (const Set &S : Sets)
       if (std::string Cause = S.Net->failure(); !Cause.empty())
+        return Cause;
+    for (const std::unique_ptr<Conn> &Net : Kept)
+      if (std::string Cause = Net->failure(); !Cause.empty())
         return Cause;
     return {};
   }
@@ -110,16 +128,32 @@ public:
 private:
   int Rank;
   Connect Make;
-  /// Guards Sets against abort() from another thread.
+  /// Guards Sets and Kept against abort() from another thread.
   mutable std::mutex Lock;
   /// Stable addresses: connect() hands out references.
   std::deque<Set> Sets;
+  std::vector<std::unique_ptr<Conn>> Kept;
 };
 
-/// The host's connection sets.
+/// The host's connection sets, and its point-to-point connections.
 class LinkSets : public ConnectionSets<net::Connections> {
 public:
   explicit LinkSets(net::Bootstrap &Boot);
+
+  /// Connects this rank with every rank of Peers (other ranks it has no
+  /// point-to-point connections with yet), in one setup in which only those
+  /// peers take part, each in a setup of its own that names this rank. One
+  /// setup for all: connecting pair after pair, in each rank's own order,
+  /// could wait in a cycle (a for b, b for c, c for a).
+  void connectPairs(std::span<const int> Peers);
+  /// The point-to-point connections with Peer; null before connectPairs
+  /// made them.
+  net::Connections *pair(int Peer) const { return Pairs[size_t(Peer)]; }
+
+private:
+  net::Bootstrap &Boot;
+  /// By peer.
+  std::vector<net::Connections *> Pairs;
 };
 
 } // namespace cclc::runtime

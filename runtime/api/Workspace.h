@@ -18,10 +18,18 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
 namespace cclc::runtime {
+
+/// True when the ABytes at A and the BBytes at B share a byte: a call whose
+/// input overlaps its output copies the input aside first.
+inline bool overlaps(const void *A, size_t ABytes, const void *B, size_t BBytes) {
+  auto X = reinterpret_cast<uintptr_t>(A), Y = reinterpret_cast<uintptr_t>(B);
+  return X < Y + BBytes && Y < X + ABytes;
+}
 
 class Workspace {
 public:

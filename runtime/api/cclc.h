@@ -4,8 +4,9 @@
 |* on every rank, call collectives. Algorithms come from compiled plans       *|
 |* (cclc compile --emit=json) and linked generated kernels; each call picks   *|
 |* the loaded algorithm whose message-size window holds it, on the host or,   *|
-|* given a CUDA stream, on the GPU. Every call returns a status;              *|
-|* cclcGetLastError says what went wrong and what to do.                      *|
+|* given a CUDA stream, on the GPU. Sends, receives and alltoall run on the   *|
+|* host, alone or in groups. Every call returns a status; cclcGetLastError    *|
+|* says what went wrong and what to do.                                       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 #ifndef CCLC_H
@@ -121,6 +122,45 @@ cclcResult_t cclcBroadcast(const void *sendbuff, void *recvbuff, size_t count,
 cclcResult_t cclcReduce(const void *sendbuff, void *recvbuff, size_t count,
                         cclcDataType_t datatype, cclcRedOp_t op, int root, cclcComm_t comm,
                         cclcStream_t stream);
+
+/* Point-to-point calls follow NCCL, on the host only (host buffers, a NULL
+ * stream; anything else returns cclcInvalidUsage). They are not collective:
+ * only the ranks they name take part. A pair of ranks connects at its first
+ * message, which both must reach: a call (or group) that meets a peer for
+ * the first time waits, up to the timeout, for that peer to issue one that
+ * names it. The sends and receives between one ordered pair of ranks match
+ * in the order they are issued, and a send and its receive pass the same
+ * count and type; a receive that gets another size fails, saying both. A
+ * call that fails once messages move fails the communicator, as a failed
+ * collective does. */
+
+/** Sends count elements of sendbuff to rank peer; outside a group, returns
+ *  once they are sent (large messages wait for the peer's receive). */
+cclcResult_t cclcSend(const void *sendbuff, size_t count, cclcDataType_t datatype, int peer,
+                      cclcComm_t comm, cclcStream_t stream);
+/** Receives count elements from rank peer into recvbuff; outside a group,
+ *  returns once they are there. */
+cclcResult_t cclcRecv(void *recvbuff, size_t count, cclcDataType_t datatype, int peer,
+                      cclcComm_t comm, cclcStream_t stream);
+/** Opens a group on the calling thread; groups nest. The sends, receives
+ *  and alltoalls issued until the outermost cclcGroupEnd are checked and
+ *  queued, then run together at that cclcGroupEnd, so that a rank can send
+ *  to and receive from many peers at once without deadlock. A send to
+ *  one's own rank is a copy, matched with a receive from it in the same
+ *  group. A group holds the calls of one communicator; a collective (other
+ *  than cclcAllToAll) inside a group, or any call refused there, drops the
+ *  whole group: its cclcGroupEnd runs nothing and returns the refusal. */
+cclcResult_t cclcGroupStart(void);
+/** Closes the group cclcGroupStart opened; the outermost runs its calls and
+ *  returns once all are done. Without an open group, returns
+ *  cclcInvalidUsage. */
+cclcResult_t cclcGroupEnd(void);
+/** Sends block j of sendbuff (count elements at j * count) to rank j, and
+ *  receives block j of recvbuff from rank j, for every rank j, as
+ *  MPI_Alltoall: sends and receives to every rank, in a group. In place
+ *  when sendbuff == recvbuff; other overlaps are refused. */
+cclcResult_t cclcAllToAll(const void *sendbuff, void *recvbuff, size_t count,
+                          cclcDataType_t datatype, cclcComm_t comm, cclcStream_t stream);
 
 #ifdef __cplusplus
 }

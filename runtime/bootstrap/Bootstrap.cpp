@@ -325,6 +325,11 @@ void Bootstrap::recv(int Peer, uint32_t Tag, void *Data, size_t Bytes) {
   It->second.recvAll(Data, Bytes, D, What);
 }
 
+uint32_t Bootstrap::nextPairSequence(int Peer) {
+  checkPeer(Peer);
+  return PairSequences[Peer]++;
+}
+
 Socket Bootstrap::connectTo(int Peer, uint32_t Tag) {
   checkPeer(Peer);
   return connectWithHello(Addresses[size_t(Peer)],

@@ -113,6 +113,12 @@ public:
   /// A number every rank draws in the same order, so that successive
   /// transport setups keep their tags apart.
   uint32_t nextSequence() { return Sequence++; }
+  /// A number this rank and Peer draw in the same order, for setups that
+  /// only the two of them (and other such pairs) take part in: the
+  /// connections of point-to-point calls, made at a pair's first message.
+  /// The other ranks neither take part nor count, so these numbers must not
+  /// advance nextSequence().
+  uint32_t nextPairSequence(int Peer);
 
   /// Makes every wait of this bootstrap, in any thread, fail promptly.
   void abort() { Aborted.store(1, std::memory_order_relaxed); }
@@ -133,6 +139,8 @@ private:
   /// Connections that arrived before this rank asked for them.
   std::map<std::tuple<HelloKind, int, uint32_t>, Socket> Early;
   uint32_t Sequence = 0;
+  /// By peer.
+  std::map<int, uint32_t> PairSequences;
 
   Deadline deadline() const { return Deadline(Timeout, &Aborted); }
   void checkPeer(int Peer) const;

@@ -47,16 +47,22 @@ public:
                          Devices[R]});
       Print.header(Ranks);
     }
-    for (CollectiveKind Collective : Opts.Collectives) {
+    std::vector<Call> Tables;
+    for (CollectiveKind Collective : Opts.Collectives)
+      Tables.push_back({Collective, cclcFloat32, cclcSum, Opts.Root});
+    if (Opts.SendRecv)
+      Tables.push_back({CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, 0, /*SendRecv=*/true});
+    for (Call C : Tables) {
       if (Rank == 0)
-        Print.columns(Collective);
-      bool Reduces = plan::reduces(Collective);
-      std::vector<cclcRedOp_t> Ops = Reduces ? Opts.Ops : std::vector<cclcRedOp_t>{cclcSum};
+        Print.columns(C);
+      std::vector<cclcRedOp_t> Ops = reduces(C) ? Opts.Ops : std::vector<cclcRedOp_t>{cclcSum};
       for (cclcDataType_t Type : Opts.Types)
         for (cclcRedOp_t Op : Ops)
           for (uint64_t Bytes = Opts.MinBytes; Bytes <= Opts.MaxBytes;
                Bytes = Opts.StepFactor > 1 ? Bytes * Opts.StepFactor : Bytes + Opts.StepBytes) {
-            measureSize(Collective, Type, Reduces ? opLabel(Op) : "none", Op, Bytes);
+            C.Type = Type;
+            C.Op = Op;
+            measureSize(C, Bytes);
             if (Bytes == 0 && Opts.StepFactor > 1)
               break;
           }
@@ -136,11 +142,10 @@ private:
 
   Measurement measure(const Call &C, bool InPlace) {
     CallBuffers B = placeBuffers(C, Rank, InPlace, Mem->send(), Mem->recv());
-    Extents E = extents(C.Collective, C.Count, NRanks);
+    Extents E = extents(C, NRanks);
     auto Fill = [&](void *Input) { fillInput(C, Rank, NRanks, Input); };
-    std::string What = std::string(collectiveLabel(C.Collective)) + " of " +
-                       std::to_string(C.Count) + " " + typeLabel(C.Type) +
-                       (InPlace ? " in place" : " out of place");
+    std::string What = std::string(callLabel(C)) + " of " + std::to_string(C.Count) + " " +
+                       typeLabel(C.Type) + (InPlace ? " in place" : " out of place");
     auto Invoke = [&] { check(invoke(C, B.Send, B.Recv, Comm, Mem->stream()), What); };
 
     Mem->write(B.Input, E.Send * typeBytes(C.Type), Fill);
@@ -155,7 +160,7 @@ private:
     std::chrono::duration<double> Took = std::chrono::steady_clock::now() - Start;
     Measurement M;
     M.Seconds = sumOverRanks<double>(Took.count() / Timed.Calls, cclcFloat64) / NRanks;
-    if (Opts.Check) {
+    if (Opts.Check && (!InPlace || definedInPlace(C))) {
       // Output the call leaves alone keeps bits no result has (NaN, -1,
       // 255), so a call that did nothing fails the check rather than
       // passing on the timed calls' results.
@@ -173,19 +178,19 @@ private:
     return M;
   }
 
-  void measureSize(CollectiveKind Collective, cclcDataType_t Type, const char *OpLabel,
-                   cclcRedOp_t Op, uint64_t Bytes) {
-    bool Shared =
-        Collective == CollectiveKind::AllGather || Collective == CollectiveKind::ReduceScatter;
-    size_t PerRank = size_t(Bytes) / typeBytes(Type) / (Shared ? size_t(NRanks) : 1);
-    bool Rooted = plan::hasRoot(Collective);
-    Call C{Collective, Type, Op, Opts.Root, PerRank};
+  /// Measures C, whose count is set here, on Bytes as nccl-tests counts
+  /// them: the larger buffer.
+  void measureSize(Call C, uint64_t Bytes) {
+    CollectiveKind Collective = C.Collective;
+    bool Shared = !C.SendRecv && (Collective == CollectiveKind::AllGather ||
+                                  Collective == CollectiveKind::ReduceScatter ||
+                                  Collective == CollectiveKind::AllToAll);
+    C.Count = size_t(Bytes) / typeBytes(C.Type) / (Shared ? size_t(NRanks) : 1);
     Measurement OutOfPlace = measure(C, false);
     Measurement InPlace = measure(C, true);
-    uint64_t Count = PerRank * (Shared ? size_t(NRanks) : 1);
+    uint64_t Count = C.Count * (Shared ? size_t(NRanks) : 1);
     if (Rank == 0)
-      Print.row(Collective, NRanks, Count * typeBytes(Type), Count, Type, OpLabel,
-                Rooted ? Opts.Root : -1, OutOfPlace, InPlace);
+      Print.row(C, NRanks, Count * typeBytes(C.Type), Count, OutOfPlace, InPlace);
   }
 
   const Options &Opts;

@@ -37,10 +37,14 @@ constexpr CollectiveName CollectiveNames[] = {
     {CollectiveKind::ReduceScatter, "reducescatter"},
     {CollectiveKind::Broadcast, "broadcast"},
     {CollectiveKind::Reduce, "reduce"},
+    {CollectiveKind::AllToAll, "alltoall"},
 };
+/// nccl-tests' sendrecv, which is no plan::CollectiveKind.
+constexpr const char *SendRecvLabel = "sendrecv";
 
 const char *Usage =
-    "usage: cclc-perf <allreduce|allgather|reducescatter|broadcast|reduce|all> [options]\n"
+    "usage: cclc-perf <allreduce|allgather|reducescatter|broadcast|reduce|alltoall|sendrecv|all>\n"
+    "                 [options]\n"
     "  -b, --minbytes N      smallest size (K, M, G suffixes; default 32M)\n"
     "  -e, --maxbytes N      largest size (default 32M)\n"
     "  -i, --stepbytes N     grow sizes by N bytes (default 1M)\n"
@@ -117,16 +121,16 @@ std::vector<cclcRedOp_t> parseOps(const std::string &Text) {
   return Ops;
 }
 
-std::vector<CollectiveKind> parseCollectives(const std::string &Text) {
-  std::vector<CollectiveKind> Kinds;
+/// Sets Opts' collectives and sendrecv to what Text names.
+void parseCollectives(const std::string &Text, Options &Opts) {
   for (const CollectiveName &C : CollectiveNames)
     if (Text == "all" || Text == C.Label)
-      Kinds.push_back(C.Kind);
-  if (Kinds.empty())
+      Opts.Collectives.push_back(C.Kind);
+  Opts.SendRecv = Text == "all" || Text == SendRecvLabel;
+  if (Opts.Collectives.empty() && !Opts.SendRecv)
     throw std::invalid_argument("unknown collective '" + Text +
                                 "': give allreduce, allgather, reducescatter, broadcast, "
-                                "reduce or all");
-  return Kinds;
+                                "reduce, alltoall, sendrecv or all");
 }
 
 } // namespace
@@ -150,9 +154,9 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
         continue;
       }
       if (A.empty() || A[0] != '-') {
-        if (!Opts.Collectives.empty())
+        if (!Opts.Collectives.empty() || Opts.SendRecv)
           throw std::invalid_argument("unexpected argument '" + A + "'");
-        Opts.Collectives = parseCollectives(A);
+        parseCollectives(A, Opts);
         continue;
       }
       if (I + 1 == Args.size())
@@ -191,7 +195,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
     }
     if (Opts.GpuProbe)
       return Opts;
-    if (Opts.Collectives.empty())
+    if (Opts.Collectives.empty() && !Opts.SendRecv)
       throw std::invalid_argument("no collective given");
     if (Opts.GraphLaunches && !Opts.Gpu)
       throw std::invalid_argument("-G captures calls on a GPU's stream; give --gpu too");
@@ -216,10 +220,12 @@ const char *typeLabel(cclcDataType_t Type) {
 
 const char *opLabel(cclcRedOp_t Op) { return plan::redOpName(runtime::hostOp(Op)).data(); }
 
-const char *collectiveLabel(CollectiveKind Collective) {
-  for (const CollectiveName &C : CollectiveNames)
-    if (C.Kind == Collective)
-      return C.Label;
+const char *callLabel(const Call &C) {
+  if (C.SendRecv)
+    return SendRecvLabel;
+  for (const CollectiveName &Name : CollectiveNames)
+    if (Name.Kind == C.Collective)
+      return Name.Label;
   return "?";
 }
 

@@ -6,7 +6,8 @@
 // --gpu puts the buffers in device memory, where nccl-tests always has them
 // (cclc-perf's default is host memory, which the runtime serves as well):
 //
-//   cclc-perf <allreduce|allgather|reducescatter|broadcast|reduce|all>
+//   cclc-perf <allreduce|allgather|reducescatter|broadcast|reduce|alltoall|
+//              sendrecv|all>
 //             [-b minbytes] [-e maxbytes] [-i stepbytes | -f stepfactor]
 //             [-n iters] [-w warmup] [-c check] [-d type|all] [-o op|all]
 //             [-r root] [-np ranks] [--plan FILE]... [--gpu [-G launches]]
@@ -20,6 +21,7 @@
 #pragma once
 
 #include "runtime/api/cclc.h"
+#include "runtime/perf/Calls.h"
 
 #include "plan/Vocabulary.h"
 
@@ -32,6 +34,8 @@ namespace cclc::perf {
 
 struct Options {
   std::vector<plan::CollectiveKind> Collectives;
+  /// Measure nccl-tests' sendrecv too, after the collectives.
+  bool SendRecv = false;
   uint64_t MinBytes = 32 << 20;
   uint64_t MaxBytes = 32 << 20;
   uint64_t StepBytes = 1 << 20;
@@ -64,7 +68,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
 const char *typeLabel(cclcDataType_t Type);
 /// "sum", "prod", "max", "min".
 const char *opLabel(cclcRedOp_t Op);
-/// nccl-tests' names: "allreduce", "allgather", "reducescatter", ...
-const char *collectiveLabel(plan::CollectiveKind Collective);
+/// nccl-tests' names: "allreduce", "allgather", "reducescatter", ...,
+/// "sendrecv".
+const char *callLabel(const Call &C);
 
 } // namespace cclc::perf

@@ -2,8 +2,6 @@
 
 #include "runtime/perf/Report.h"
 
-#include "plan/Vocabulary.h"
-
 namespace cclc::perf {
 
 void Report::header(const std::vector<RankInfo> &Ranks) {
@@ -23,8 +21,8 @@ void Report::header(const std::vector<RankInfo> &Ranks) {
     std::fprintf(Out, "#  Plan %s\n", Plan.c_str());
 }
 
-void Report::columns(plan::CollectiveKind Collective) {
-  std::fprintf(Out, "#\n# Collective: %s\n", collectiveLabel(Collective));
+void Report::columns(const Call &C) {
+  std::fprintf(Out, "#\n# Collective: %s\n", callLabel(C));
   std::fprintf(Out,
                "# %10s  %12s  %8s  %6s  %6s           out-of-place                       "
                "in-place          \n",
@@ -53,12 +51,12 @@ void Report::cell(double AlgBytes, double Factor, const Measurement &M) {
   ++Cells;
 }
 
-void Report::row(plan::CollectiveKind Collective, int NRanks, uint64_t Bytes, uint64_t Count,
-                 cclcDataType_t Type, const char *OpLabel, int Root, const Measurement &OutOfPlace,
-                 const Measurement &InPlace) {
+void Report::row(const Call &C, int NRanks, uint64_t Bytes, uint64_t Count,
+                 const Measurement &OutOfPlace, const Measurement &InPlace) {
   std::fprintf(Out, "%12llu  %12llu  %8s  %6s  %6d", static_cast<unsigned long long>(Bytes),
-               static_cast<unsigned long long>(Count), typeLabel(Type), OpLabel, Root);
-  double Factor = plan::busBwFactor(Collective, NRanks);
+               static_cast<unsigned long long>(Count), typeLabel(C.Type),
+               reduces(C) ? opLabel(C.Op) : "none", hasRoot(C) ? C.Root : -1);
+  double Factor = busBwFactor(C, NRanks);
   cell(double(Bytes), Factor, OutOfPlace);
   cell(double(Bytes), Factor, InPlace);
   std::fprintf(Out, "\n");

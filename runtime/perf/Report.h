@@ -39,12 +39,12 @@ public:
 
   /// The settings and the ranks.
   void header(const std::vector<RankInfo> &Ranks);
-  /// The column titles of one collective's table.
-  void columns(plan::CollectiveKind Collective);
-  /// One size: Bytes and Count as nccl-tests counts them (the larger
-  /// buffer), OpLabel "none" and Root -1 where they do not apply.
-  void row(plan::CollectiveKind Collective, int NRanks, uint64_t Bytes, uint64_t Count,
-           cclcDataType_t Type, const char *OpLabel, int Root, const Measurement &OutOfPlace,
+  /// The column titles of the table of C's collective (or sendrecv).
+  void columns(const Call &C);
+  /// One size of call C: Bytes and Count as nccl-tests counts them (the
+  /// larger buffer), the operator "none" and the root -1 where they do not
+  /// apply.
+  void row(const Call &C, int NRanks, uint64_t Bytes, uint64_t Count, const Measurement &OutOfPlace,
            const Measurement &InPlace);
   /// The wrong elements and the average bus bandwidth of the rows so far.
   void footer();

@@ -13,16 +13,20 @@ namespace cclc::net {
 namespace {
 
 /// Tags of the setup messages: the top bit marks them as the runtime's, the
-/// sequence keeps successive setups apart.
+/// next one as a pair's setup (whose sequence numbers count apart from the
+/// collective ones), and the sequence keeps successive setups apart.
 enum class SetupStep : uint32_t { Describe, DescribeLists, Attached };
-uint32_t setupTag(uint32_t Sequence, SetupStep Step) {
-  return 0x80000000u | (Sequence & 0xffffffu) << 4 | uint32_t(Step);
+uint32_t setupTag(SetupScope Scope, uint32_t Sequence, SetupStep Step) {
+  return 0x80000000u | (Scope == SetupScope::Pairs ? 0x40000000u : 0) |
+         (Sequence & 0xffffffu) << 4 | uint32_t(Step);
 }
 
-/// The tag of TCP socket Index of a setup.
+/// The tag of TCP socket Index of a setup: the sequence, then a bit for a
+/// pair's setup above the index.
 constexpr uint32_t MaxSockets = 64;
-uint32_t socketTag(uint32_t Sequence, uint32_t Index) {
-  return (Sequence & 0xffffffu) << 8 | Index;
+static_assert(MaxSockets <= 0x80u);
+uint32_t socketTag(SetupScope Scope, uint32_t Sequence, uint32_t Index) {
+  return (Sequence & 0xffffffu) << 8 | (Scope == SetupScope::Pairs ? 0x80u : 0) | Index;
 }
 
 /// "cclclink" and a version.
@@ -108,8 +112,8 @@ std::string FailureCause::get() const {
 }
 
 LinkSetup::LinkSetup(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
-                     const LinkOptions &Options, TransportKind SameHost)
-    : B(B), Rank(B.rank()), Options(Options) {
+                     const LinkOptions &Options, TransportKind SameHost, SetupScope Scope)
+    : B(B), Rank(B.rank()), Options(Options), Scope(Scope) {
   if (Options.NumSlots == 0 || Options.SlotBytes == 0)
     throw NetError("a FIFO needs at least one slot of at least one byte");
   auto Add = [&](const Link &L, bool Send) {
@@ -131,7 +135,14 @@ LinkSetup::LinkSetup(Bootstrap &B, std::span<const Link> Sends, std::span<const 
     }
     P.Kind = chooseTransport(B, Peer, SameHost);
   }
-  Sequence = B.nextSequence();
+  if (Scope == SetupScope::Collective) {
+    uint32_t Sequence = B.nextSequence();
+    for (auto &[Peer, P] : Peers)
+      P.Sequence = Sequence;
+  } else {
+    for (auto &[Peer, P] : Peers)
+      P.Sequence = B.nextPairSequence(Peer);
+  }
 }
 
 std::map<int, TransportKind> LinkSetup::kinds() const {
@@ -168,18 +179,18 @@ void LinkSetup::describe() {
     std::vector<std::byte> Body(Lists.size() * sizeof(int32_t) + P.Offer.size());
     std::memcpy(Body.data(), Lists.data(), Lists.size() * sizeof(int32_t));
     std::memcpy(Body.data() + Lists.size() * sizeof(int32_t), P.Offer.data(), P.Offer.size());
-    B.send(Peer, setupTag(Sequence, SetupStep::Describe), &D, sizeof D);
-    B.send(Peer, setupTag(Sequence, SetupStep::DescribeLists), Body.data(), Body.size());
+    B.send(Peer, setupTag(Scope, P.Sequence, SetupStep::Describe), &D, sizeof D);
+    B.send(Peer, setupTag(Scope, P.Sequence, SetupStep::DescribeLists), Body.data(), Body.size());
   }
   for (auto &[Peer, P] : Peers) {
     Description D;
-    B.recv(Peer, setupTag(Sequence, SetupStep::Describe), &D, sizeof D);
+    B.recv(Peer, setupTag(Scope, P.Sequence, SetupStep::Describe), &D, sizeof D);
     if (D.Magic != DescriptionMagic)
       throw NetError(rankName(Peer) + " described its links in another format; the ranks run "
                                       "different builds");
     size_t NumChannels = size_t(D.NumSends) + D.NumRecvs;
     std::vector<std::byte> Body(NumChannels * sizeof(int32_t) + D.OfferBytes);
-    B.recv(Peer, setupTag(Sequence, SetupStep::DescribeLists), Body.data(), Body.size());
+    B.recv(Peer, setupTag(Scope, P.Sequence, SetupStep::DescribeLists), Body.data(), Body.size());
     std::vector<int> Lists(NumChannels);
     std::memcpy(Lists.data(), Body.data(), NumChannels * sizeof(int32_t));
     std::vector<int> TheirSends(Lists.begin(), Lists.begin() + D.NumSends);
@@ -216,13 +227,13 @@ void LinkSetup::attach(const PeerStep &Map, const PeerStep &Mapped) {
       continue;
     Map(Peer, P);
     uint8_t Attached = 1;
-    B.send(Peer, setupTag(Sequence, SetupStep::Attached), &Attached, sizeof Attached);
+    B.send(Peer, setupTag(Scope, P.Sequence, SetupStep::Attached), &Attached, sizeof Attached);
   }
   for (auto &[Peer, P] : Peers) {
     if (!sameHost(P.Kind) || P.Recvs.empty())
       continue;
     uint8_t Attached = 0;
-    B.recv(Peer, setupTag(Sequence, SetupStep::Attached), &Attached, sizeof Attached);
+    B.recv(Peer, setupTag(Scope, P.Sequence, SetupStep::Attached), &Attached, sizeof Attached);
     if (Mapped)
       Mapped(Peer, P);
   }
@@ -250,11 +261,11 @@ std::unique_ptr<TcpProxy> LinkSetup::connectTcp(const FifoMaker &NewFifo,
   for (TcpPeer &T : TcpPeers)
     if (Rank < T.Peer)
       for (uint32_t I = 0; I < Peers[T.Peer].NumSockets; ++I)
-        T.Sockets.push_back(B.connectTo(T.Peer, socketTag(Sequence, I)));
+        T.Sockets.push_back(B.connectTo(T.Peer, socketTag(Scope, Peers[T.Peer].Sequence, I)));
   for (TcpPeer &T : TcpPeers)
     if (Rank > T.Peer)
       for (uint32_t I = 0; I < Peers[T.Peer].NumSockets; ++I)
-        T.Sockets.push_back(B.acceptFrom(T.Peer, socketTag(Sequence, I)));
+        T.Sockets.push_back(B.acceptFrom(T.Peer, socketTag(Scope, Peers[T.Peer].Sequence, I)));
   return std::make_unique<TcpProxy>(Rank, std::move(TcpPeers), Abort, std::move(Fail), B.timeout());
 }
 

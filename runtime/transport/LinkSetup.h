@@ -12,6 +12,11 @@
 // them to a proxy thread. LinkSetup is those steps, so that the host and the
 // GPU connections differ only in where they put the FIFOs.
 //
+// A plan's setup is collective: every rank takes part, in the same order.
+// Point-to-point connections are made at a pair's first message, with only
+// the ranks of the links taking part; SetupScope keeps the tags of the two
+// kinds apart.
+//
 // Every wait goes through the bootstrap and so ends within its timeout.
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +59,17 @@ struct Link {
   int Channel;
 };
 
+/// Who takes part in a setup, which decides where its tags come from.
+enum class SetupScope {
+  /// Every rank of the job, each setting up in the same order (a plan's
+  /// links): one number for the setup, Bootstrap::nextSequence().
+  Collective,
+  /// This rank and the peers of its links only (the connections of
+  /// point-to-point calls, made at a pair's first message): a number per
+  /// pair, Bootstrap::nextPairSequence(), in a tag space of its own.
+  Pairs,
+};
+
 /// The shape of every FIFO; it must be the same on every rank.
 struct LinkOptions {
   uint32_t NumSlots = 8;
@@ -73,6 +89,9 @@ struct PeerLinks {
   std::string Offer, PeerOffer;
   /// The TCP sockets of the pair, as many as the lower rank asked for.
   uint32_t NumSockets = 0;
+  /// Keeps the tags of this setup's messages and sockets between the pair
+  /// apart from those of the pair's other setups.
+  uint32_t Sequence = 0;
 };
 
 /// The first reason a rank's connections stopped: executors and the proxy
@@ -92,9 +111,11 @@ private:
 class LinkSetup {
 public:
   /// Groups Sends and Recvs by peer, rejecting links no job of B's size has,
-  /// and gives each peer chooseTransport(B, Peer, SameHost).
+  /// gives each peer chooseTransport(B, Peer, SameHost), and draws the
+  /// setup's tags as Scope says.
   LinkSetup(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
-            const LinkOptions &Options, TransportKind SameHost);
+            const LinkOptions &Options, TransportKind SameHost,
+            SetupScope Scope = SetupScope::Collective);
 
   std::map<int, PeerLinks> &peers() { return Peers; }
   std::map<int, TransportKind> kinds() const;
@@ -128,7 +149,7 @@ private:
   Bootstrap &B;
   int Rank;
   LinkOptions Options;
-  uint32_t Sequence;
+  SetupScope Scope;
   std::map<int, PeerLinks> Peers;
 };
 

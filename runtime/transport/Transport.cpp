@@ -8,9 +8,9 @@
 namespace cclc::net {
 
 Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
-                         const LinkOptions &Options)
+                         const LinkOptions &Options, SetupScope Scope)
     : Rank(B.rank()), Timeout(B.timeout()) {
-  LinkSetup Setup(B, Sends, Recvs, Options, TransportKind::Shm);
+  LinkSetup Setup(B, Sends, Recvs, Options, TransportKind::Shm, Scope);
   Kinds = Setup.kinds();
   std::map<int, ShmSegment *> Created;
   createSegments(Setup, Options, Created);

@@ -7,9 +7,11 @@
 // across hosts (CCLC_TRANSPORT=shm|tcp forces one, so that TCP can be tested
 // on one host). Either way the executor sees the same Outbox and Inbox.
 //
-// Setting up is collective: every rank with links constructs its
-// Connections in the same order, and each pair of ranks checks that they
-// agree on the channels between them, the slot shape and the transport.
+// Setting up a plan's connections is collective: every rank with links
+// constructs its Connections in the same order. Point-to-point connections
+// are set up by the ranks of their links alone (SetupScope::Pairs). Either
+// way each pair of ranks checks that they agree on the channels between
+// them, the slot shape and the transport.
 // Those steps are LinkSetup's, which the GPU connections take too; this
 // class adds where host FIFOs live.
 //
@@ -46,9 +48,10 @@ class TcpProxy;
 
 class Connections final : public host::Links {
 public:
-  /// Connects the FIFOs this rank sends on and receives on.
+  /// Connects the FIFOs this rank sends on and receives on, in a setup of
+  /// Scope.
   Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
-              const LinkOptions &Options = {});
+              const LinkOptions &Options = {}, SetupScope Scope = SetupScope::Collective);
   /// Sends what the executors posted (TCP), then disconnects.
   ~Connections() override;
   Connections(const Connections &) = delete;

@@ -23,7 +23,7 @@ constexpr unsigned SpinRounds = 2000;
 constexpr int FramesPerRead = 64;
 
 enum class FrameType : uint32_t {
-  Data = 1, ///< A message: Seq of Channel, Bytes of payload follow.
+  Data = 1, ///< A message: Seq of Channel, with its slot's size word; the payload follows.
   Credit,   ///< The receiver has released every message of Channel before Seq.
   Goodbye,  ///< The sender is done with this socket; its EOF is expected.
 };
@@ -32,9 +32,16 @@ struct Frame {
   FrameType Type;
   uint32_t Channel;
   uint64_t Seq;
-  uint64_t Bytes;
+  uint64_t SizeWord; ///< Of a Data frame; 0 for the others.
 };
 static_assert(sizeof(Frame) == 24);
+
+/// The bytes a slot whose size word is SizeWord holds: the word itself, or
+/// the whole slot when the word is larger, which a message that goes on in
+/// later slots says (point-to-point messages span slots).
+size_t payloadBytes(uint64_t SizeWord, size_t SlotBytes) {
+  return size_t(std::min<uint64_t>(SizeWord, SlotBytes));
+}
 
 /// Which sequence numbers of a window of NumSlots have completed, and where
 /// the completed prefix ends; completions may come out of order.
@@ -79,6 +86,7 @@ struct RecvLane {
 struct OutFrame {
   Frame F;
   const std::byte *Payload = nullptr;
+  size_t PayloadBytes = 0;
   SendLane *Send = nullptr;
   RecvLane *Grant = nullptr;
 };
@@ -102,6 +110,7 @@ struct Conn {
   size_t InGot = 0;
   RecvLane *Lane = nullptr;
   std::byte *Payload = nullptr;
+  size_t PayloadBytes = 0;
   size_t PayloadGot = 0;
 };
 
@@ -231,12 +240,10 @@ bool TcpProxy::Engine::dispatch(PeerState &P, bool Leaving) {
                        " still sends to it on channel " + std::to_string(L.Channel) +
                        "; the ranks run different plans");
       uint64_t Slot = L.Dispatched % L.Q.NumSlots;
-      uint64_t Bytes = L.Q.Sizes[Slot];
-      if (Bytes > L.Q.SlotBytes)
-        throw NetError("a message of " + std::to_string(Bytes) + " bytes to " + rankName(P.Peer) +
-                       " exceeds the slot size of " + std::to_string(L.Q.SlotBytes));
-      C.Queue.push_back({Frame{FrameType::Data, uint32_t(L.Channel), L.Dispatched, Bytes},
-                         L.Q.Slots + Slot * L.Q.SlotBytes, &L, nullptr});
+      uint64_t SizeWord = L.Q.Sizes[Slot];
+      C.Queue.push_back({Frame{FrameType::Data, uint32_t(L.Channel), L.Dispatched, SizeWord},
+                         L.Q.Slots + Slot * L.Q.SlotBytes, payloadBytes(SizeWord, L.Q.SlotBytes),
+                         &L, nullptr});
       ++L.Dispatched;
       Progress = true;
     }
@@ -247,7 +254,7 @@ bool TcpProxy::Engine::dispatch(PeerState &P, bool Leaving) {
     if (L.GrantQueued || Head == L.Granted || C.State != ConnState::Open || C.GoodbyeQueued)
       continue;
     C.Queue.push_back(
-        {Frame{FrameType::Credit, uint32_t(L.Channel), Head, 0}, nullptr, nullptr, &L});
+        {Frame{FrameType::Credit, uint32_t(L.Channel), Head, 0}, nullptr, 0, nullptr, &L});
     L.Granted = Head;
     L.GrantQueued = true;
     Progress = true;
@@ -269,7 +276,7 @@ bool TcpProxy::Engine::write(Conn &C) {
   bool Progress = false;
   while (!C.Queue.empty()) {
     OutFrame &F = C.Queue.front();
-    size_t PayloadBytes = F.Payload ? F.F.Bytes : 0;
+    size_t PayloadBytes = F.PayloadBytes;
     iovec Iov[2];
     size_t N = 0;
     if (C.Written < sizeof(Frame))
@@ -318,7 +325,7 @@ bool TcpProxy::Engine::read(Conn &C) {
     bool InHeader = C.InGot < sizeof(Frame);
     std::byte *To =
         InHeader ? reinterpret_cast<std::byte *>(&C.In) + C.InGot : C.Payload + C.PayloadGot;
-    size_t Want = InHeader ? sizeof(Frame) - C.InGot : C.In.Bytes - C.PayloadGot;
+    size_t Want = InHeader ? sizeof(Frame) - C.InGot : C.PayloadBytes - C.PayloadGot;
     ssize_t Got = ::recv(C.S.fd(), To, Want, MSG_DONTWAIT);
     if (Got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
       return Progress;
@@ -333,7 +340,7 @@ bool TcpProxy::Engine::read(Conn &C) {
       FrameDone = C.InGot == sizeof(Frame) && beginFrame(C);
     } else {
       C.PayloadGot += size_t(Got);
-      if (C.PayloadGot == C.In.Bytes) {
+      if (C.PayloadGot == C.PayloadBytes) {
         endData(C);
         FrameDone = true;
       }
@@ -355,14 +362,14 @@ bool TcpProxy::Engine::beginFrame(Conn &C) {
       throw protocolError(C, "a message on channel " + std::to_string(F.Channel) +
                                  ", on which this rank receives nothing from it");
     uint64_t Base = L->Arrived.base();
-    if (F.Seq < Base || F.Seq >= Base + L->Q.NumSlots || F.Bytes > L->Q.SlotBytes)
-      throw protocolError(C, "message " + std::to_string(F.Seq) + " of " + std::to_string(F.Bytes) +
-                                 " bytes on channel " + std::to_string(F.Channel) +
-                                 ", outside the credit granted");
+    if (F.Seq < Base || F.Seq >= Base + L->Q.NumSlots)
+      throw protocolError(C, "message " + std::to_string(F.Seq) + " on channel " +
+                                 std::to_string(F.Channel) + ", outside the credit granted");
     C.Lane = L;
     C.Payload = L->Q.Slots + (F.Seq % L->Q.NumSlots) * L->Q.SlotBytes;
+    C.PayloadBytes = payloadBytes(F.SizeWord, L->Q.SlotBytes);
     C.PayloadGot = 0;
-    if (F.Bytes != 0)
+    if (C.PayloadBytes != 0)
       return false;
     endData(C);
     return true;
@@ -390,7 +397,7 @@ bool TcpProxy::Engine::beginFrame(Conn &C) {
 
 void TcpProxy::Engine::endData(Conn &C) {
   RecvLane &L = *C.Lane;
-  L.Q.Sizes[C.In.Seq % L.Q.NumSlots] = C.In.Bytes;
+  L.Q.Sizes[C.In.Seq % L.Q.NumSlots] = C.In.SizeWord;
   L.Q.Header->Tail.store(L.Arrived.complete(C.In.Seq), std::memory_order_release);
 }
 

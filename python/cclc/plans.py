@@ -1,0 +1,95 @@
+"""The plans a cclc process group loads.
+
+With CCLC_PLAN_DIR set, the group loads every `*.json` plan in it (written by
+`cclc compile --emit=json` or `cclc tune`), in name order, on every rank alike.
+Otherwise it loads the library's algorithms compiled for the group's size by
+the compiler shipped in this package: every algorithm that fits the size, with
+the size window where the cost model predicts it is the fastest (`--explain`),
+and collectives with a root compiled for every root. They are compiled once per
+size and kept under `$CCLC_CACHE_DIR` (default `~/.cache/cclc`).
+"""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import List
+
+from . import ALGORITHMS, COMPILER, __version__
+
+#: Collectives with a root, compiled once per root.
+ROOTED = {"broadcast", "reduce"}
+#: Above this size, rooted collectives are compiled for root 0 only; the
+#: runtime serves other roots with its built-in ring.
+MAX_ROOTED_RANKS = 64
+
+
+def plan_files(world_size: int) -> List[str]:
+    """The plan files for a group of world_size ranks, in load order."""
+    directory = os.environ.get("CCLC_PLAN_DIR")
+    if directory:
+        files = sorted(Path(directory).glob("*.json"))
+        if not files:
+            raise RuntimeError(f"cclc: CCLC_PLAN_DIR={directory} holds no *.json plan; write "
+                               "plans there with `cclc compile --emit=json` or unset it")
+        return [str(f) for f in files]
+    return library_plans(world_size)
+
+
+def cache_root() -> Path:
+    base = os.environ.get("CCLC_CACHE_DIR")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "cclc"
+
+
+def library_plans(world_size: int) -> List[str]:
+    """The library's algorithms compiled for world_size ranks, from the cache
+    or compiled into it now. Ranks that compile at once each write a private
+    directory and the first to finish publishes it; the plans are the same."""
+    final = cache_root() / f"plans-{__version__}" / f"n{world_size}"
+    if not (final / "COMPLETE").exists():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".n{world_size}-", dir=final.parent))
+        try:
+            compile_library(world_size, scratch)
+            (scratch / "COMPLETE").write_text("")
+            os.rename(scratch, final)
+        except OSError:
+            if not (final / "COMPLETE").exists():
+                raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return sorted(str(f) for f in final.glob("*.json"))
+
+
+def compile_library(world_size: int, out: Path) -> None:
+    """Compiles every algorithm of the library that fits world_size into out;
+    SKIPPED lists those that do not fit, with the compiler's reason."""
+    skipped = []
+    for source in sorted(ALGORITHMS.glob("*.ccl")):
+        first = out / f"{source.stem}.json"
+        reason = compile_plan(source, world_size, 0, first)
+        if reason:
+            skipped.append(f"{source.name}: {reason}")
+            continue
+        if json.loads(first.read_text())["collective"] not in ROOTED:
+            continue
+        first.rename(out / f"{source.stem}.root0.json")
+        for root in range(1, min(world_size, MAX_ROOTED_RANKS)):
+            reason = compile_plan(source, world_size, root, out / f"{source.stem}.root{root}.json")
+            if reason:
+                raise RuntimeError(f"cclc: compiling {source} for root {root}: {reason}")
+    (out / "SKIPPED").write_text("".join(line + "\n" for line in skipped))
+
+
+def compile_plan(source: Path, world_size: int, root: int, output: Path) -> str:
+    """Compiles one plan; the compiler's diagnostics when it cannot."""
+    command = [str(COMPILER), "compile", str(source), "--nranks", str(world_size),
+               "--root", str(root), "--emit=json", "--explain", "--algorithms", str(ALGORITHMS),
+               "-o", str(output)]
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          timeout=300)
+    return done.stderr.strip() if done.returncode else ""
