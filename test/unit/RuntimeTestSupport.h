@@ -22,11 +22,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
+
+#include <unistd.h>
 
 namespace cclc::test {
 
@@ -41,6 +45,28 @@ inline void ok(cclcResult_t Result, const std::string &What) {
 inline void expect(bool Holds, const std::string &What) {
   if (!Holds)
     throw std::runtime_error("check failed: " + What);
+}
+
+/// Repeats Call until it fails, for at most 20 s, with rank Victim killed
+/// KillAfter into the loop (when Rank is Victim); checks that the failure
+/// came within KillAfter + Within and returns it.
+inline cclcResult_t callUntilPeerDies(int Rank, int Victim, std::chrono::milliseconds KillAfter,
+                                      std::chrono::milliseconds Within,
+                                      const std::function<cclcResult_t()> &Call) {
+  using Clock = std::chrono::steady_clock;
+  if (Rank == Victim)
+    std::thread([=] {
+      std::this_thread::sleep_for(KillAfter);
+      ::kill(::getpid(), SIGKILL);
+    }).detach();
+  Clock::time_point Start = Clock::now();
+  cclcResult_t Result = cclcSuccess;
+  while (Result == cclcSuccess && Clock::now() - Start < std::chrono::seconds(20))
+    Result = Call();
+  auto Took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - Start);
+  expect(Took < KillAfter + Within,
+         "the error came after " + std::to_string(Took.count()) + " ms");
+  return Result;
 }
 
 /// How a test compiles a plan.

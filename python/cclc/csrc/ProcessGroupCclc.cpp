@@ -118,6 +118,28 @@ void requireList(const std::vector<at::Tensor> &List, const at::Tensor &Like, in
   }
 }
 
+/// Checks that Whole (named WholeName) holds Size times the elements of
+/// Part (its operation's PartName), of Part's dtype, both dense on the host.
+void requireWhole(const at::Tensor &Whole, const char *WholeName, const at::Tensor &Part,
+                  const char *PartName, int Size) {
+  requireHostDense(Whole, WholeName);
+  requireHostDense(Part, PartName);
+  TORCH_CHECK(Whole.numel() == Size * Part.numel() && Whole.scalar_type() == Part.scalar_type(),
+              "cclc: ", WholeName, " holds ", Whole.numel(), " elements of ", Whole.scalar_type(),
+              "; it must hold the group's size (", Size, ") times the ", PartName, "'s ",
+              Part.numel(), " elements of ", Part.scalar_type());
+}
+
+/// Runs One(Outputs[I], Inputs[I]) for every pair: an operation's
+/// coalesced form, named What.
+template <class Fn>
+void forEachPair(std::vector<at::Tensor> &Outputs, std::vector<at::Tensor> &Inputs,
+                 const char *What, Fn One) {
+  TORCH_CHECK(Outputs.size() == Inputs.size(), "cclc: ", What, " takes one output per input");
+  for (size_t I = 0; I < Inputs.size(); ++I)
+    One(Outputs[I], Inputs[I]);
+}
+
 /// The single tensor of an operation that takes a list of one.
 at::Tensor &single(std::vector<at::Tensor> &Tensors, const char *What) {
   TORCH_CHECK(Tensors.size() == 1, "cclc: ", What, " takes one tensor per call, not ",
@@ -381,13 +403,7 @@ ProcessGroupCclc::allgather(std::vector<std::vector<at::Tensor>> &Outputs,
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::_allgather_base(at::Tensor &Output,
                                                                  at::Tensor &Input,
                                                                  const c10d::AllgatherOptions &) {
-  requireHostDense(Input, "allgather's input");
-  requireHostDense(Output, "allgather's output");
-  TORCH_CHECK(Output.numel() == getSize() * Input.numel() &&
-                  Output.scalar_type() == Input.scalar_type(),
-              "cclc: allgather's output holds ", Output.numel(), " elements of ",
-              Output.scalar_type(), "; it must hold the group's size (", getSize(),
-              ") times the input's ", Input.numel(), " elements of ", Input.scalar_type());
+  requireWhole(Output, "allgather's output", Input, "input", getSize());
   flushPeers();
   check(cclcAllGather(Input.data_ptr(), Output.data_ptr(), bytesOf(Input), cclcUint8, Comm,
                       nullptr),
@@ -398,10 +414,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::_allgather_base(at::Tensor &Out
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::allgather_into_tensor_coalesced(
     std::vector<at::Tensor> &Outputs, std::vector<at::Tensor> &Inputs,
     const c10d::AllgatherOptions &Opts) {
-  TORCH_CHECK(Outputs.size() == Inputs.size(),
-              "cclc: allgather_into_tensor_coalesced takes one output per input");
-  for (size_t I = 0; I < Inputs.size(); ++I)
-    _allgather_base(Outputs[I], Inputs[I], Opts);
+  forEachPair(Outputs, Inputs, "allgather_into_tensor_coalesced",
+              [&](at::Tensor &Out, at::Tensor &In) { _allgather_base(Out, In, Opts); });
   return done(c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, Outputs);
 }
 
@@ -463,13 +477,7 @@ ProcessGroupCclc::reduce_scatter(std::vector<at::Tensor> &Outputs,
 c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::_reduce_scatter_base(at::Tensor &Output, at::Tensor &Input,
                                        const c10d::ReduceScatterOptions &Opts) {
-  requireHostDense(Input, "reduce_scatter's input");
-  requireHostDense(Output, "reduce_scatter's output");
-  TORCH_CHECK(Input.numel() == getSize() * Output.numel() &&
-                  Output.scalar_type() == Input.scalar_type(),
-              "cclc: reduce_scatter's input holds ", Input.numel(), " elements of ",
-              Input.scalar_type(), "; it must hold the group's size (", getSize(),
-              ") times the output's ", Output.numel(), " elements of ", Output.scalar_type());
+  requireWhole(Input, "reduce_scatter's input", Output, "output", getSize());
   Reduction R = reductionOf(Output, Opts.reduceOp);
   flushPeers();
   check(cclcReduceScatter(Input.data_ptr(), Output.data_ptr(), size_t(Output.numel()) * R.Lanes,
@@ -483,10 +491,8 @@ ProcessGroupCclc::_reduce_scatter_base(at::Tensor &Output, at::Tensor &Input,
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor> &Outputs, std::vector<at::Tensor> &Inputs,
     const c10d::ReduceScatterOptions &Opts) {
-  TORCH_CHECK(Outputs.size() == Inputs.size(),
-              "cclc: reduce_scatter_tensor_coalesced takes one output per input");
-  for (size_t I = 0; I < Inputs.size(); ++I)
-    _reduce_scatter_base(Outputs[I], Inputs[I], Opts);
+  forEachPair(Outputs, Inputs, "reduce_scatter_tensor_coalesced",
+              [&](at::Tensor &Out, at::Tensor &In) { _reduce_scatter_base(Out, In, Opts); });
   return done(c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, Outputs);
 }
 
