@@ -7,7 +7,9 @@ each joins a gloo group and a cclc group over the same ranks and times
     turns at each size, so that both see the same machine;
   * a DistributedDataParallel training step (forward, backward with the
     gradients all-reduced in DDP's buckets, optimizer step) of an MLP of
-    about 25M parameters on a small batch, so that communication weighs.
+    about 25M parameters on a small batch, so that communication weighs,
+    and the same step without DDP ("local"): the part of the step that no
+    backend can speed up.
 Times are the median over rounds of each round's mean, the slowest rank's.
 Rank 0 prints the tables (and, with --csv, writes them).
 
@@ -70,12 +72,14 @@ def ddp_step_times(groups, rounds, steps, dist, torch):
     from torch.nn.parallel import DistributedDataParallel
     width, depth = 2048, 6  # 6 x (2048 x 2048 + 2048) = 25.2M parameters
     results = {}
-    for name, group in groups.items():
+    for name, group in list(groups.items()) + [("local", None)]:
         torch.manual_seed(0)
         layers = []
         for _ in range(depth):
             layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
-        model = DistributedDataParallel(torch.nn.Sequential(*layers[:-1]), process_group=group)
+        model = torch.nn.Sequential(*layers[:-1])
+        if group is not None:
+            model = DistributedDataParallel(model, process_group=group)
         optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
         x = torch.randn(8, width)
 
@@ -115,15 +119,17 @@ def rank_main(args):
                   f"{t['gloo'] / t['cclc']:12.2f}x")
         print(f"\n# DDP training step, {params / 1e6:.1f}M parameters, batch 8, {world} ranks; "
               f"ms per step")
-        print(f"{'gloo':>12} {'cclc':>12} {'cclc speedup':>13}")
-        print(f"{ddp['gloo'] * 1e3:12.1f} {ddp['cclc'] * 1e3:12.1f} "
-              f"{ddp['gloo'] / ddp['cclc']:12.2f}x", flush=True)
+        print(f"{'gloo':>12} {'cclc':>12} {'local':>12} {'cclc speedup':>13} "
+              f"{'beyond local':>13}")
+        beyond = (ddp['gloo'] - ddp['local']) / max(ddp['cclc'] - ddp['local'], 1e-9)
+        print(f"{ddp['gloo'] * 1e3:12.1f} {ddp['cclc'] * 1e3:12.1f} {ddp['local'] * 1e3:12.1f} "
+              f"{ddp['gloo'] / ddp['cclc']:12.2f}x {beyond:12.2f}x", flush=True)
         if args.csv:
             with open(args.csv, "a", newline="") as f:
                 w = csv.writer(f)
                 for nbytes, t in rows:
                     w.writerow([world, "all_reduce", nbytes, t["gloo"], t["cclc"]])
-                w.writerow([world, "ddp_step", params, ddp["gloo"], ddp["cclc"]])
+                w.writerow([world, "ddp_step", params, ddp["gloo"], ddp["cclc"], ddp["local"]])
     dist.destroy_process_group()
 
 
