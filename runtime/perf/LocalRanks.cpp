@@ -71,6 +71,9 @@ void writeAll(int Fd, const void *Data, size_t Bytes) {
 } // namespace
 
 std::vector<int> runLocalRanks(int NRanks, const RankBody &Body, std::chrono::milliseconds Limit) {
+  // Every rank runs on this host, so the job needs no interface but
+  // loopback, unless the caller chose one.
+  ::setenv("CCLC_SOCKET_IFNAME", "=lo", /*overwrite=*/0);
   std::fflush(nullptr);
   std::vector<pid_t> Pids;
   std::vector<int> IdPipes;

@@ -4,7 +4,8 @@
 // themselves: the parent forks one child per rank, and only then starts the
 // job's root (cclcGetUniqueId) and sends each child the id through a pipe.
 // Forking before any thread exists keeps the children free of locks that a
-// thread of the parent held at the fork.
+// thread of the parent held at the fork. Such a job binds loopback unless
+// CCLC_SOCKET_IFNAME says otherwise.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

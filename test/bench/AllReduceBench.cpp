@@ -349,10 +349,12 @@ std::optional<std::vector<Figure>> runGloo(LibraryKind Kind, const BenchConfig &
 }
 
 /// The MPI side runs under mpirun, unbound and allowed to oversubscribe the
-/// cores like the forked ranks.
+/// cores like the forked ranks, its TCP traffic on loopback only.
 std::optional<std::vector<Figure>> runOpenMpi(const BenchConfig &Config) {
   std::vector<std::string> Arguments = {CCLC_MPIEXEC, "-np", std::to_string(Config.NRanks),
-                                        "--oversubscribe", "--bind-to", "none"};
+                                        "--oversubscribe", "--bind-to", "none",
+                                        "--mca", "oob_tcp_if_include", "lo",
+                                        "--mca", "btl_tcp_if_include", "lo"};
   if (geteuid() == 0)
     Arguments.push_back("--allow-run-as-root");
   Arguments.push_back(CCLC_ALLREDUCE_BENCH_MPI);

@@ -137,8 +137,10 @@ def launch(world, argv):
     port = free_port()
     procs = []
     for rank in range(world):
+        # Loopback only, for gloo as for cclc.
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
-                   WORLD_SIZE=str(world), OMP_NUM_THREADS="1", CCLC_BENCH_RANK="1")
+                   WORLD_SIZE=str(world), OMP_NUM_THREADS="1", CCLC_BENCH_RANK="1",
+                   GLOO_SOCKET_IFNAME="lo", CCLC_SOCKET_IFNAME="=lo")
         procs.append(subprocess.Popen([sys.executable, __file__] + argv, env=env))
     codes = [p.wait(timeout=1800) for p in procs]
     if any(codes):

@@ -5,7 +5,7 @@ environment torchrun gives (MASTER_ADDR on loopback, MASTER_PORT, RANK,
 WORLD_SIZE), so every job initialises through init_process_group's env://
 rendezvous. Each rank writes what it found as JSON to OUT/rank<R>.json; the
 tests read those. A job is bounded in time and its processes are killed when
-it overruns.
+it overruns. Every process binds loopback only (LOOPBACK).
 """
 import json
 import os
@@ -23,8 +23,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: Every process of a test talks over loopback only: cclc, and the gloo
+#: groups the tests compare with (gloo otherwise binds the host's address).
+LOOPBACK = {"CCLC_SOCKET_IFNAME": "=lo", "GLOO_SOCKET_IFNAME": "lo"}
+
+
 def job_environment(rank: int, world_size: int, port: int, cache: Path) -> dict:
-    env = dict(os.environ)
+    env = dict(os.environ, **LOOPBACK)
     env.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(rank),
                LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size), CCLC_CACHE_DIR=str(cache),
                OMP_NUM_THREADS="1")

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from conftest import WORKERS, free_port
+from conftest import LOOPBACK, WORKERS, free_port
 
 
 def results(out, world):
@@ -17,7 +17,7 @@ def test_torchrun(tmp_path):
          "--master-addr", "127.0.0.1", "--master-port", str(free_port()),
          str(WORKERS / "launched.py"), str(tmp_path)],
         capture_output=True, text=True, timeout=180,
-        env=dict(os.environ, CCLC_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1"))
+        env=dict(os.environ, **LOOPBACK, CCLC_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert results(tmp_path, 3) == [{"sum": 3.0, "backend": "cclc"}] * 3
 
@@ -26,7 +26,7 @@ def test_mp_spawn(tmp_path):
     done = subprocess.run(
         [sys.executable, str(WORKERS / "launched.py"), str(tmp_path), "spawn", "2"],
         capture_output=True, text=True, timeout=180,
-        env=dict(os.environ, PORT=str(free_port()), CCLC_CACHE_DIR=str(tmp_path / "cache"),
+        env=dict(os.environ, **LOOPBACK, PORT=str(free_port()), CCLC_CACHE_DIR=str(tmp_path / "cache"),
                  OMP_NUM_THREADS="1"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert results(tmp_path, 2) == [{"sum": 1.0, "backend": "cclc"}] * 2
