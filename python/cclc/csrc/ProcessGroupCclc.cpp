@@ -17,6 +17,16 @@ namespace {
 /// (a prefix store of the group's own, so groups never share it).
 constexpr const char *UniqueIdKey = "cclc/unique_id";
 
+/// Throws DistBackendError, saying that What failed on Rank and why (the
+/// runtime's message, kept per thread), unless Result is success.
+void checkResult(cclcResult_t Result, const char *What, int Rank) {
+  if (Result != cclcSuccess)
+    C10_THROW_ERROR(DistBackendError, std::string("cclc: ") + What + " failed on rank " +
+                                           std::to_string(Rank) + ": " +
+                                           cclcGetErrorString(Result) + ": " +
+                                           cclcGetLastError(nullptr));
+}
+
 /// Refuses tensors the runtime cannot read in place.
 void requireHostDense(const at::Tensor &T, const char *What) {
   TORCH_CHECK(T.device().is_cpu(), "cclc: ", What, " is on ", T.device().str(),
@@ -245,14 +255,10 @@ void PeerQueue::flush() {
   if (Result == cclcSuccess)
     Result = Ended;
   std::exception_ptr Error;
-  if (Result != cclcSuccess) {
-    try {
-      C10_THROW_ERROR(DistBackendError, std::string("cclc: send/recv failed: ") +
-                                             cclcGetErrorString(Result) + ": " +
-                                             cclcGetLastError(Comm));
-    } catch (...) {
-      Error = std::current_exception();
-    }
+  try {
+    checkResult(Result, "a group of sends and receives", Rank);
+  } catch (...) {
+    Error = std::current_exception();
   }
   for (Pending &P : Batch)
     P.Work->finish(Error);
@@ -280,7 +286,7 @@ ProcessGroupCclc::ProcessGroupCclc(const c10::intrusive_ptr<c10d::Store> &Store,
     std::memcpy(Id.internal, Bytes.data(), Bytes.size());
   }
   check(cclcCommInitRank(&Comm, Size, Id, Rank), "cclcCommInitRank");
-  Peers = std::make_shared<PeerQueue>(Comm);
+  Peers = std::make_shared<PeerQueue>(Comm, Rank);
   for (const std::string &Plan : PlanFiles)
     check(cclcCommLoadPlan(Comm, Plan.c_str()), ("cclcCommLoadPlan " + Plan).c_str());
 }
@@ -296,11 +302,7 @@ ProcessGroupCclc::~ProcessGroupCclc() {
 }
 
 void ProcessGroupCclc::check(cclcResult_t Result, const char *What) const {
-  if (Result != cclcSuccess)
-    C10_THROW_ERROR(DistBackendError, std::string("cclc: ") + What + " failed on rank " +
-                                           std::to_string(getRank()) + ": " +
-                                           cclcGetErrorString(Result) + ": " +
-                                           cclcGetLastError(Comm));
+  checkResult(Result, What, getRank());
 }
 
 void ProcessGroupCclc::flushPeers() { Peers->flush(); }

@@ -72,7 +72,7 @@ private:
 /// operations, which may outlive the backend's calls.
 class PeerQueue {
 public:
-  explicit PeerQueue(cclcComm_t Comm) : Comm(Comm) {}
+  PeerQueue(cclcComm_t Comm, int Rank) : Comm(Comm), Rank(Rank) {}
 
   /// Queues a send of T to Peer (or a receive into T from Peer).
   void post(bool IsSend, const at::Tensor &T, int Peer, c10::intrusive_ptr<CclcWork> Work);
@@ -87,6 +87,7 @@ private:
     c10::intrusive_ptr<CclcWork> Work;
   };
   cclcComm_t Comm;
+  int Rank;
   /// Guards Queued; also held while a flush runs, so that flushes do not mix.
   std::recursive_mutex Lock;
   std::vector<Pending> Queued;
