@@ -5,8 +5,11 @@
 #include <ATen/Functions.h>
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/utils/pybind.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace cclc::torch {
@@ -140,14 +143,40 @@ void requireWhole(const at::Tensor &Whole, const char *WholeName, const at::Tens
               Part.numel(), " elements of ", Part.scalar_type());
 }
 
-/// Runs One(Outputs[I], Inputs[I]) for every pair: an operation's
-/// coalesced form, named What.
+/// One body that runs One(Outputs[I], Inputs[I])'s for every pair, in
+/// order: an operation's coalesced form, named What.
 template <class Fn>
-void forEachPair(std::vector<at::Tensor> &Outputs, std::vector<at::Tensor> &Inputs,
-                 const char *What, Fn One) {
+std::function<void()> forEachPair(std::vector<at::Tensor> &Outputs,
+                                  std::vector<at::Tensor> &Inputs, const char *What, Fn One) {
   TORCH_CHECK(Outputs.size() == Inputs.size(), "cclc: ", What, " takes one output per input");
+  std::vector<std::function<void()>> Bodies;
   for (size_t I = 0; I < Inputs.size(); ++I)
-    One(Outputs[I], Inputs[I]);
+    Bodies.push_back(One(Outputs[I], Inputs[I]));
+  return [Bodies = std::move(Bodies)] {
+    for (const std::function<void()> &Run : Bodies)
+      Run();
+  };
+}
+
+size_t totalBytes(const std::vector<at::Tensor> &Tensors) {
+  size_t Bytes = 0;
+  for (const at::Tensor &T : Tensors)
+    Bytes += bytesOf(T);
+  return Bytes;
+}
+
+/// Calls smaller than this run on the calling thread when nothing is
+/// queued: handing them to the backend's thread would cost more than they
+/// take. CCLC_INLINE_BYTES overrides it (0 sends every call to the thread).
+size_t inlineBytes() {
+  if (const char *Text = std::getenv("CCLC_INLINE_BYTES")) {
+    char *End = nullptr;
+    unsigned long long Bytes = std::strtoull(Text, &End, 10);
+    TORCH_CHECK(End != Text && *End == '\0', "cclc: CCLC_INLINE_BYTES is '", Text,
+                "'; set it to a number of bytes");
+    return size_t(Bytes);
+  }
+  return 64 << 10;
 }
 
 /// The single tensor of an operation that takes a list of one.
@@ -165,11 +194,15 @@ at::Tensor &single(std::vector<at::Tensor> &Tensors, const char *What) {
 //===----------------------------------------------------------------------===//
 
 CclcWork::CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs)
-    : Work(Rank, Type), Done(true), Outputs(std::move(Outputs)) {}
+    : Work(Rank, Type), Outputs(std::move(Outputs)),
+      Future(c10::make_intrusive<c10::ivalue::Future>(
+          c10::ListType::create(c10::TensorType::get()))) {}
 
 CclcWork::CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs,
                    std::shared_ptr<PeerQueue> Queue)
-    : Work(Rank, Type), Outputs(std::move(Outputs)), Queue(std::move(Queue)) {}
+    : CclcWork(Rank, Type, std::move(Outputs)) {
+  this->Queue = std::move(Queue);
+}
 
 bool CclcWork::isCompleted() {
   std::lock_guard<std::mutex> Guard(Lock);
@@ -186,44 +219,46 @@ std::exception_ptr CclcWork::exception() const {
   return Error;
 }
 
-bool CclcWork::wait(std::chrono::milliseconds) {
-  // The runtime bounds every wait by its own timeout, so a queued operation
-  // needs no second one here.
-  std::shared_ptr<PeerQueue> Pending;
+void CclcWork::release() {
+  std::shared_ptr<PeerQueue> Held;
   {
     std::lock_guard<std::mutex> Guard(Lock);
-    if (!Done)
-      Pending = Queue;
+    Held = std::move(Queue);
   }
-  if (Pending)
-    Pending->flush();
-  std::lock_guard<std::mutex> Guard(Lock);
+  if (Held)
+    Held->flush();
+}
+
+bool CclcWork::wait(std::chrono::milliseconds) {
+  release();
+  std::unique_lock<std::mutex> Guard(Lock);
+  Finished.wait(Guard, [&] { return Done; });
   if (Error)
     std::rethrow_exception(Error);
   return true;
 }
 
-std::vector<at::Tensor> CclcWork::result() {
-  std::lock_guard<std::mutex> Guard(Lock);
-  return Outputs;
-}
+std::vector<at::Tensor> CclcWork::result() { return Outputs; }
 
 c10::intrusive_ptr<c10::ivalue::Future> CclcWork::getFuture() {
-  wait(std::chrono::milliseconds(0));
-  std::lock_guard<std::mutex> Guard(Lock);
-  if (!Future) {
-    Future = c10::make_intrusive<c10::ivalue::Future>(
-        c10::ListType::create(c10::TensorType::get()));
-    Future->markCompleted(c10::IValue(Outputs));
-  }
+  release();
   return Future;
 }
 
 void CclcWork::finish(std::exception_ptr Failure) {
-  std::lock_guard<std::mutex> Guard(Lock);
-  Done = true;
-  Error = std::move(Failure);
-  Queue.reset();
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Done = true;
+    Error = Failure;
+    Queue.reset();
+  }
+  Finished.notify_all();
+  // The future's callbacks run here, on the thread that ran the call, and
+  // may call back into this Work: no lock is held.
+  if (Failure)
+    Future->setError(Failure);
+  else
+    Future->markCompleted(c10::IValue(Outputs));
 }
 
 //===----------------------------------------------------------------------===//
@@ -232,35 +267,55 @@ void CclcWork::finish(std::exception_ptr Failure) {
 
 void PeerQueue::post(bool IsSend, const at::Tensor &T, int Peer,
                      c10::intrusive_ptr<CclcWork> Work) {
-  std::lock_guard<std::recursive_mutex> Guard(Lock);
-  Queued.push_back({IsSend, T, Peer, std::move(Work)});
+  std::lock_guard<std::mutex> Guard(Lock);
+  Held.push_back({IsSend, T, Peer, std::move(Work)});
 }
 
 void PeerQueue::flush() {
-  std::lock_guard<std::recursive_mutex> Guard(Lock);
-  if (Queued.empty())
+  // Submitting under the lock keeps two flushes' groups in their order.
+  std::lock_guard<std::mutex> Guard(Lock);
+  if (Held.empty() || !Calls)
     return;
-  std::vector<Pending> Batch = std::move(Queued);
-  Queued.clear();
-  cclcResult_t Result = cclcGroupStart();
-  for (const Pending &P : Batch) {
-    if (Result != cclcSuccess)
-      break;
-    Result = P.IsSend ? cclcSend(P.Tensor.data_ptr(), bytesOf(P.Tensor), cclcUint8, P.Peer, Comm,
-                                 nullptr)
-                      : cclcRecv(P.Tensor.data_ptr(), bytesOf(P.Tensor), cclcUint8, P.Peer, Comm,
-                                 nullptr);
+  auto Batch = std::make_shared<std::vector<Pending>>(std::move(Held));
+  Held.clear();
+  size_t Bytes = 0;
+  for (const Pending &P : *Batch)
+    Bytes += bytesOf(P.Tensor);
+  Calls->submit(Bytes,
+                {[Batch, Comm = Comm, Rank = Rank] {
+                   cclcResult_t Result = cclcGroupStart();
+                   for (const Pending &P : *Batch) {
+                     if (Result != cclcSuccess)
+                       break;
+                     void *Data = P.Tensor.data_ptr();
+                     size_t N = bytesOf(P.Tensor);
+                     Result = P.IsSend ? cclcSend(Data, N, cclcUint8, P.Peer, Comm, nullptr)
+                                       : cclcRecv(Data, N, cclcUint8, P.Peer, Comm, nullptr);
+                   }
+                   cclcResult_t Ended = cclcGroupEnd();
+                   checkResult(Result != cclcSuccess ? Result : Ended,
+                               "a group of sends and receives", Rank);
+                 },
+                 [Batch](std::exception_ptr Error) {
+                   for (Pending &P : *Batch)
+                     P.Work->finish(Error);
+                 }});
+}
+
+void PeerQueue::abandon() {
+  std::vector<Pending> Dropped;
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Calls = nullptr;
+    Dropped = std::move(Held);
+    Held.clear();
   }
-  cclcResult_t Ended = cclcGroupEnd();
-  if (Result == cclcSuccess)
-    Result = Ended;
-  std::exception_ptr Error;
-  try {
-    checkResult(Result, "a group of sends and receives", Rank);
-  } catch (...) {
-    Error = std::current_exception();
-  }
-  for (Pending &P : Batch)
+  if (Dropped.empty())
+    return;
+  auto Error = std::make_exception_ptr(c10::DistBackendError(
+      {__func__, __FILE__, uint32_t(__LINE__)},
+      "cclc: the process group was destroyed before its sends and receives were waited for"));
+  for (Pending &P : Dropped)
     P.Work->finish(Error);
 }
 
@@ -286,7 +341,8 @@ ProcessGroupCclc::ProcessGroupCclc(const c10::intrusive_ptr<c10d::Store> &Store,
     std::memcpy(Id.internal, Bytes.data(), Bytes.size());
   }
   check(cclcCommInitRank(&Comm, Size, Id, Rank), "cclcCommInitRank");
-  Peers = std::make_shared<PeerQueue>(Comm, Rank);
+  Calls = std::make_unique<CallQueue>(inlineBytes());
+  Peers = std::make_shared<PeerQueue>(Comm, Rank, *Calls);
   for (const std::string &Plan : PlanFiles)
     check(cclcCommLoadPlan(Comm, Plan.c_str()), ("cclcCommLoadPlan " + Plan).c_str());
 }
@@ -294,10 +350,23 @@ ProcessGroupCclc::ProcessGroupCclc(const c10::intrusive_ptr<c10d::Store> &Store,
 ProcessGroupCclc::~ProcessGroupCclc() {
   if (!Comm)
     return;
+  // Submitted calls run to their end (each is bounded by the runtime's
+  // timeout); held sends and receives never started, so they fail.
+  Peers->abandon();
+  {
+    // The queue's thread may be finishing a future whose Python callbacks
+    // need the GIL, which the caller (Python dropping the group) may hold.
+    std::optional<pybind11::gil_scoped_release> NoGil;
+    if (Py_IsInitialized() && PyGILState_Check())
+      NoGil.emplace();
+    Calls.reset();
+  }
   cclcResult_t Async = cclcSuccess;
   // A communicator that failed cannot wait for its peers; abort it instead.
-  if (cclcCommGetAsyncError(Comm, &Async) != cclcSuccess || Async != cclcSuccess ||
-      cclcCommDestroy(Comm) != cclcSuccess)
+  // Either call frees it.
+  if (cclcCommGetAsyncError(Comm, &Async) == cclcSuccess && Async == cclcSuccess)
+    cclcCommDestroy(Comm);
+  else
     cclcCommAbort(Comm);
 }
 
@@ -307,23 +376,51 @@ void ProcessGroupCclc::check(cclcResult_t Result, const char *What) const {
 
 void ProcessGroupCclc::flushPeers() { Peers->flush(); }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::done(c10d::OpType Type,
-                                                      std::vector<at::Tensor> Outputs) {
-  return c10::make_intrusive<CclcWork>(getRank(), Type, std::move(Outputs));
+c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::submit(c10d::OpType Type,
+                                                        std::vector<at::Tensor> Outputs,
+                                                        size_t Bytes, Body Run) {
+  flushPeers();
+  auto Work = c10::make_intrusive<CclcWork>(getRank(), Type, std::move(Outputs));
+  Calls->submit(Bytes, {std::move(Run), [Work](std::exception_ptr Error) { Work->finish(Error); }});
+  return Work;
 }
 
-void ProcessGroupCclc::allreduceInPlace(at::Tensor &T, const c10d::ReduceOp &Op) {
+ProcessGroupCclc::Body ProcessGroupCclc::allreduceInPlace(at::Tensor T, const c10d::ReduceOp &Op) {
   Reduction R = reductionOf(T, Op);
-  check(cclcAllReduce(T.data_ptr(), T.data_ptr(), size_t(T.numel()) * R.Lanes, R.Type,
-                      redOpOf(Op), Comm, nullptr),
-        "allreduce");
-  if (Op.op_ == c10d::ReduceOp::AVG)
-    averageInPlace(T, getSize());
+  return [this, T, R, Kind = Op.op_]() mutable {
+    check(cclcAllReduce(T.data_ptr(), T.data_ptr(), size_t(T.numel()) * R.Lanes, R.Type,
+                        redOpOf(Kind), Comm, nullptr),
+          "allreduce");
+    if (Kind == c10d::ReduceOp::AVG)
+      averageInPlace(T, getSize());
+  };
+}
+
+ProcessGroupCclc::Body ProcessGroupCclc::allgatherInto(at::Tensor Output, at::Tensor Input) {
+  requireWhole(Output, "allgather's output", Input, "input", getSize());
+  return [this, Output, Input] {
+    check(cclcAllGather(Input.data_ptr(), Output.data_ptr(), bytesOf(Input), cclcUint8, Comm,
+                        nullptr),
+          "allgather");
+  };
+}
+
+ProcessGroupCclc::Body ProcessGroupCclc::reduceScatterInto(at::Tensor Output, at::Tensor Input,
+                                                           const c10d::ReduceOp &Op) {
+  requireWhole(Input, "reduce_scatter's input", Output, "output", getSize());
+  Reduction R = reductionOf(Output, Op);
+  return [this, Output, Input, R, Kind = Op.op_]() mutable {
+    check(cclcReduceScatter(Input.data_ptr(), Output.data_ptr(),
+                            size_t(Output.numel()) * R.Lanes, R.Type, redOpOf(Kind), Comm,
+                            nullptr),
+          "reduce_scatter");
+    if (Kind == c10d::ReduceOp::AVG)
+      averageInPlace(Output, getSize());
+  };
 }
 
 void ProcessGroupCclc::exchange(const std::vector<at::Tensor> &Sends,
                                 const std::vector<at::Tensor> &Recvs) {
-  flushPeers();
   cclcResult_t Result = cclcGroupStart();
   for (int Peer = 0; Peer < getSize() && Result == cclcSuccess; ++Peer) {
     if (Sends[Peer].defined())
@@ -339,20 +436,19 @@ void ProcessGroupCclc::exchange(const std::vector<at::Tensor> &Sends,
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::broadcast(std::vector<at::Tensor> &Tensors,
                                                            const c10d::BroadcastOptions &Opts) {
-  at::Tensor &T = single(Tensors, "broadcast");
-  flushPeers();
-  check(cclcBroadcast(T.data_ptr(), T.data_ptr(), bytesOf(T), cclcUint8, int(Opts.rootRank),
-                      Comm, nullptr),
-        "broadcast");
-  return done(c10d::OpType::BROADCAST, Tensors);
+  at::Tensor T = single(Tensors, "broadcast");
+  int Root = int(Opts.rootRank);
+  return submit(c10d::OpType::BROADCAST, Tensors, bytesOf(T), [this, T, Root] {
+    check(cclcBroadcast(T.data_ptr(), T.data_ptr(), bytesOf(T), cclcUint8, Root, Comm, nullptr),
+          "broadcast");
+  });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::allreduce(std::vector<at::Tensor> &Tensors,
                                                            const c10d::AllreduceOptions &Opts) {
   at::Tensor &T = single(Tensors, "allreduce");
-  flushPeers();
-  allreduceInPlace(T, Opts.reduceOp);
-  return done(c10d::OpType::ALLREDUCE, Tensors);
+  return submit(c10d::OpType::ALLREDUCE, Tensors, bytesOf(T),
+                allreduceInPlace(T, Opts.reduceOp));
 }
 
 c10::intrusive_ptr<c10d::Work>
@@ -364,138 +460,151 @@ ProcessGroupCclc::allreduce_coalesced(std::vector<at::Tensor> &Tensors,
     TORCH_CHECK(T.scalar_type() == Tensors[0].scalar_type(),
                 "cclc: allreduce_coalesced takes tensors of one dtype");
   }
-  flushPeers();
-  // One call for the lot: the tensors travel in one flat buffer.
-  at::Tensor Flat = concatenated(Tensors);
-  allreduceInPlace(Flat, Opts.reduceOp);
-  int64_t Offset = 0;
-  for (at::Tensor &T : Tensors) {
-    T.copy_(Flat.narrow(0, Offset, T.numel()).view(T.sizes()));
-    Offset += T.numel();
-  }
-  return done(c10d::OpType::ALLREDUCE_COALESCED, Tensors);
+  // One call for the lot: the tensors travel in one flat buffer, filled
+  // when the call runs, after the calls before it.
+  reductionOf(Tensors[0], Opts.reduceOp);
+  return submit(c10d::OpType::ALLREDUCE_COALESCED, Tensors, totalBytes(Tensors),
+                [this, Tensors, Op = Opts.reduceOp] {
+                  at::Tensor Flat = concatenated(Tensors);
+                  allreduceInPlace(Flat, Op)();
+                  int64_t Offset = 0;
+                  for (const at::Tensor &T : Tensors) {
+                    T.copy_(Flat.narrow(0, Offset, T.numel()).view(T.sizes()));
+                    Offset += T.numel();
+                  }
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::reduce(std::vector<at::Tensor> &Tensors,
                                                         const c10d::ReduceOptions &Opts) {
-  at::Tensor &T = single(Tensors, "reduce");
+  at::Tensor T = single(Tensors, "reduce");
   Reduction R = reductionOf(T, Opts.reduceOp);
-  flushPeers();
-  check(cclcReduce(T.data_ptr(), T.data_ptr(), size_t(T.numel()) * R.Lanes, R.Type,
-                   redOpOf(Opts.reduceOp), int(Opts.rootRank), Comm, nullptr),
-        "reduce");
-  if (Opts.reduceOp == c10d::ReduceOp::AVG && getRank() == Opts.rootRank)
-    averageInPlace(T, getSize());
-  return done(c10d::OpType::REDUCE, Tensors);
+  int Root = int(Opts.rootRank);
+  return submit(c10d::OpType::REDUCE, Tensors, bytesOf(T),
+                [this, T, R, Root, Kind = Opts.reduceOp.op_]() mutable {
+                  check(cclcReduce(T.data_ptr(), T.data_ptr(), size_t(T.numel()) * R.Lanes,
+                                   R.Type, redOpOf(Kind), Root, Comm, nullptr),
+                        "reduce");
+                  if (Kind == c10d::ReduceOp::AVG && getRank() == Root)
+                    averageInPlace(T, getSize());
+                });
 }
 
 c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::allgather(std::vector<std::vector<at::Tensor>> &Outputs,
-                            std::vector<at::Tensor> &Inputs, const c10d::AllgatherOptions &Opts) {
-  at::Tensor &In = single(Inputs, "allgather");
+                            std::vector<at::Tensor> &Inputs, const c10d::AllgatherOptions &) {
+  at::Tensor In = single(Inputs, "allgather");
   TORCH_CHECK(Outputs.size() == 1, "cclc: allgather takes one output list per call");
   requireList(Outputs[0], In, getSize(), "allgather's output list");
   at::Tensor Flat = at::empty({getSize() * In.numel()}, In.options());
-  _allgather_base(Flat, In, Opts);
-  for (int Rank = 0; Rank < getSize(); ++Rank)
-    Outputs[0][Rank].copy_(Flat.narrow(0, Rank * In.numel(), In.numel()).view(In.sizes()));
-  return done(c10d::OpType::ALLGATHER, Outputs[0]);
+  Body Gather = allgatherInto(Flat, In);
+  return submit(c10d::OpType::ALLGATHER, Outputs[0], bytesOf(Flat),
+                [this, Gather, Flat, In, List = Outputs[0]] {
+                  Gather();
+                  for (int Rank = 0; Rank < getSize(); ++Rank)
+                    List[Rank].copy_(
+                        Flat.narrow(0, Rank * In.numel(), In.numel()).view(In.sizes()));
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::_allgather_base(at::Tensor &Output,
                                                                  at::Tensor &Input,
                                                                  const c10d::AllgatherOptions &) {
-  requireWhole(Output, "allgather's output", Input, "input", getSize());
-  flushPeers();
-  check(cclcAllGather(Input.data_ptr(), Output.data_ptr(), bytesOf(Input), cclcUint8, Comm,
-                      nullptr),
-        "allgather");
-  return done(c10d::OpType::_ALLGATHER_BASE, {Output});
+  return submit(c10d::OpType::_ALLGATHER_BASE, {Output}, bytesOf(Output),
+                allgatherInto(Output, Input));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::allgather_into_tensor_coalesced(
     std::vector<at::Tensor> &Outputs, std::vector<at::Tensor> &Inputs,
-    const c10d::AllgatherOptions &Opts) {
-  forEachPair(Outputs, Inputs, "allgather_into_tensor_coalesced",
-              [&](at::Tensor &Out, at::Tensor &In) { _allgather_base(Out, In, Opts); });
-  return done(c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, Outputs);
+    const c10d::AllgatherOptions &) {
+  Body All = forEachPair(Outputs, Inputs, "allgather_into_tensor_coalesced",
+                         [&](at::Tensor &Out, at::Tensor &In) { return allgatherInto(Out, In); });
+  return submit(c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, Outputs, totalBytes(Outputs),
+                std::move(All));
 }
 
 c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::gather(std::vector<std::vector<at::Tensor>> &Outputs,
                          std::vector<at::Tensor> &Inputs, const c10d::GatherOptions &Opts) {
-  at::Tensor &In = single(Inputs, "gather");
+  at::Tensor In = single(Inputs, "gather");
   int Root = int(Opts.rootRank);
-  std::vector<at::Tensor> Sends(getSize()), Recvs(getSize());
+  std::vector<at::Tensor> Sends(getSize()), Recvs(getSize()), Results;
   if (getRank() == Root) {
     TORCH_CHECK(Outputs.size() == 1, "cclc: gather takes one output list on the root");
     requireList(Outputs[0], In, getSize(), "gather's output list");
-    Recvs = Outputs[0];
+    Recvs = Results = Outputs[0];
     Recvs[Root] = at::Tensor();
-    Outputs[0][Root].copy_(In);
   } else {
     TORCH_CHECK(Outputs.empty() || Outputs[0].empty(),
                 "cclc: gather takes an output list on the root only");
     Sends[Root] = In;
   }
-  exchange(Sends, Recvs);
-  return done(c10d::OpType::GATHER, getRank() == Root ? Outputs[0] : std::vector<at::Tensor>{});
+  return submit(c10d::OpType::GATHER, Results, bytesOf(In) * getSize(),
+                [this, In, Sends, Recvs, Results, Root] {
+                  if (!Results.empty())
+                    Results[Root].copy_(In);
+                  exchange(Sends, Recvs);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::scatter(std::vector<at::Tensor> &Outputs,
                           std::vector<std::vector<at::Tensor>> &Inputs,
                           const c10d::ScatterOptions &Opts) {
-  at::Tensor &Out = single(Outputs, "scatter");
+  at::Tensor Out = single(Outputs, "scatter");
   int Root = int(Opts.rootRank);
   std::vector<at::Tensor> Sends(getSize()), Recvs(getSize());
+  at::Tensor Own;
   if (getRank() == Root) {
     TORCH_CHECK(Inputs.size() == 1, "cclc: scatter takes one input list on the root");
     requireList(Inputs[0], Out, getSize(), "scatter's input list");
     Sends = Inputs[0];
+    Own = Sends[Root];
     Sends[Root] = at::Tensor();
-    Out.copy_(Inputs[0][Root]);
   } else {
     TORCH_CHECK(Inputs.empty() || Inputs[0].empty(),
                 "cclc: scatter takes an input list on the root only");
     Recvs[Root] = Out;
   }
-  exchange(Sends, Recvs);
-  return done(c10d::OpType::SCATTER, Outputs);
+  return submit(c10d::OpType::SCATTER, Outputs, bytesOf(Out) * getSize(),
+                [this, Out, Own, Sends, Recvs] {
+                  if (Own.defined())
+                    Out.copy_(Own);
+                  exchange(Sends, Recvs);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::reduce_scatter(std::vector<at::Tensor> &Outputs,
                                  std::vector<std::vector<at::Tensor>> &Inputs,
                                  const c10d::ReduceScatterOptions &Opts) {
-  at::Tensor &Out = single(Outputs, "reduce_scatter");
+  at::Tensor Out = single(Outputs, "reduce_scatter");
   TORCH_CHECK(Inputs.size() == 1, "cclc: reduce_scatter takes one input list per call");
   requireList(Inputs[0], Out, getSize(), "reduce_scatter's input list");
-  at::Tensor Flat = concatenated(Inputs[0]);
-  _reduce_scatter_base(Out, Flat, Opts);
-  return done(c10d::OpType::REDUCE_SCATTER, Outputs);
+  reductionOf(Out, Opts.reduceOp);
+  // The inputs travel in one flat buffer, filled when the call runs.
+  return submit(c10d::OpType::REDUCE_SCATTER, Outputs, totalBytes(Inputs[0]),
+                [this, Out, List = Inputs[0], Op = Opts.reduceOp] {
+                  reduceScatterInto(Out, concatenated(List), Op)();
+                });
 }
 
 c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::_reduce_scatter_base(at::Tensor &Output, at::Tensor &Input,
                                        const c10d::ReduceScatterOptions &Opts) {
-  requireWhole(Input, "reduce_scatter's input", Output, "output", getSize());
-  Reduction R = reductionOf(Output, Opts.reduceOp);
-  flushPeers();
-  check(cclcReduceScatter(Input.data_ptr(), Output.data_ptr(), size_t(Output.numel()) * R.Lanes,
-                          R.Type, redOpOf(Opts.reduceOp), Comm, nullptr),
-        "reduce_scatter");
-  if (Opts.reduceOp == c10d::ReduceOp::AVG)
-    averageInPlace(Output, getSize());
-  return done(c10d::OpType::_REDUCE_SCATTER_BASE, {Output});
+  return submit(c10d::OpType::_REDUCE_SCATTER_BASE, {Output}, bytesOf(Input),
+                reduceScatterInto(Output, Input, Opts.reduceOp));
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor> &Outputs, std::vector<at::Tensor> &Inputs,
     const c10d::ReduceScatterOptions &Opts) {
-  forEachPair(Outputs, Inputs, "reduce_scatter_tensor_coalesced",
-              [&](at::Tensor &Out, at::Tensor &In) { _reduce_scatter_base(Out, In, Opts); });
-  return done(c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, Outputs);
+  Body All = forEachPair(Outputs, Inputs, "reduce_scatter_tensor_coalesced",
+                         [&](at::Tensor &Out, at::Tensor &In) {
+                           return reduceScatterInto(Out, In, Opts.reduceOp);
+                         });
+  return submit(c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, Outputs, totalBytes(Inputs),
+                std::move(All));
 }
 
 c10::intrusive_ptr<c10d::Work>
@@ -511,11 +620,11 @@ ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
                 "cclc: all_to_all_single without split sizes needs input and output of equal "
                 "sizes divisible by the group's size (",
                 getSize(), "), not ", Input.numel(), " and ", Output.numel());
-    flushPeers();
-    check(cclcAllToAll(Input.data_ptr(), Output.data_ptr(), bytesOf(Input) / getSize(),
-                       cclcUint8, Comm, nullptr),
-          "all_to_all_single");
-    return done(c10d::OpType::ALLTOALL_BASE, {Output});
+    return submit(c10d::OpType::ALLTOALL_BASE, {Output}, bytesOf(Input), [this, Output, Input] {
+      check(cclcAllToAll(Input.data_ptr(), Output.data_ptr(), bytesOf(Input) / getSize(),
+                         cclcUint8, Comm, nullptr),
+            "all_to_all_single");
+    });
   }
   // Uneven splits count rows of the first dimension.
   auto Slices = [&](at::Tensor &T, std::vector<int64_t> &Splits, const char *What) {
@@ -537,8 +646,8 @@ ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
   };
   std::vector<at::Tensor> Sends = Slices(Input, InputSplits, "input");
   std::vector<at::Tensor> Recvs = Slices(Output, OutputSplits, "output");
-  exchange(Sends, Recvs);
-  return done(c10d::OpType::ALLTOALL_BASE, {Output});
+  return submit(c10d::OpType::ALLTOALL_BASE, {Output}, bytesOf(Input),
+                [this, Sends, Recvs] { exchange(Sends, Recvs); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::alltoall(std::vector<at::Tensor> &Outputs,
@@ -549,8 +658,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::alltoall(std::vector<at::Tensor
               getSize(), ")");
   for (const at::Tensor &T : flatList({Outputs, Inputs}))
     requireHostDense(T, "all_to_all's tensors");
-  exchange(Inputs, Outputs);
-  return done(c10d::OpType::ALLTOALL, Outputs);
+  return submit(c10d::OpType::ALLTOALL, Outputs, totalBytes(Inputs),
+                [this, Sends = Inputs, Recvs = Outputs] { exchange(Sends, Recvs); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::send(std::vector<at::Tensor> &Tensors,
@@ -570,10 +679,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::recv(std::vector<at::Tensor> &T
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::barrier(const c10d::BarrierOptions &) {
-  flushPeers();
-  at::Tensor Token = at::zeros({1}, at::kInt);
-  allreduceInPlace(Token, c10d::ReduceOp::SUM);
-  return done(c10d::OpType::BARRIER, {});
+  // Queued after every call before it, so it also waits for them.
+  return submit(c10d::OpType::BARRIER, {}, 0,
+                allreduceInPlace(at::zeros({1}, at::kInt), c10d::ReduceOp::SUM));
 }
 
 c10::intrusive_ptr<c10d::Backend>

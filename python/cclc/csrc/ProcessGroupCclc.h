@@ -6,13 +6,16 @@
 // Python side hands over (compiled for the group's size, or the user's), so
 // that each call runs the loaded algorithm whose size window holds it.
 //
-// Collectives run on the calling thread and are complete when the call
-// returns; their Work objects are done already and carry a completed future,
-// which is what DDP's reducer and comm hooks chain on. Sends and receives are
-// queued instead, and all the queued ones run together, as one group of the
-// C API, when any of their Work objects is waited for or before the next
-// collective: a rank may post isend and irecv to the same peer in either
-// order, as with other backends, without the first blocking the second.
+// Calls are checked on the calling thread (misuse raises there) and run in
+// order through a CallQueue: small ones on the calling thread, the rest on
+// the backend's own thread, so that an asynchronous call returns at once and
+// its Work's future completes when the call is done, which is what DDP's
+// reducer and comm hooks chain on while the backward pass goes on. Sends and
+// receives are held back instead, and all the held ones run together, as one
+// group of the C API, when any of their Work objects is waited for (or its
+// future asked for) or before the next collective: a rank may post isend and
+// irecv to the same peer in either order, as with other backends, without
+// the first blocking the second.
 //
 // Failures (a peer that died or timed out, a mismatch the runtime detects)
 // raise torch.distributed.DistBackendError with the runtime's message;
@@ -22,6 +25,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "CallQueue.h"
+
 #include <cclc.h>
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -29,6 +34,8 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -38,46 +45,56 @@ namespace cclc::torch {
 
 class PeerQueue;
 
-/// One operation's Work: done at once for collectives, done at the next
-/// flush of the peer queue for sends and receives.
+/// One operation's Work: done when its call has run, on whichever thread ran
+/// it; a send or receive runs once its peer queue is flushed.
 class CclcWork : public c10d::Work {
 public:
-  /// A finished operation whose results are Outputs.
+  /// An operation whose results are Outputs, submitted to a CallQueue.
   CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs);
-  /// A send or receive waiting in Queue.
+  /// A send or receive held in Queue.
   CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs,
            std::shared_ptr<PeerQueue> Queue);
 
   bool isCompleted() override;
   bool isSuccess() const override;
   std::exception_ptr exception() const override;
+  /// Waits until the call has run and rethrows its failure. The runtime
+  /// bounds every wait of the call by its own timeout, so this needs none.
   bool wait(std::chrono::milliseconds Timeout) override;
   std::vector<at::Tensor> result() override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
-  /// Called by the queue's flush: the operation ended, with Error if it failed.
+  /// The operation ended, with Error if it failed: wakes its waiters and
+  /// completes its future.
   void finish(std::exception_ptr Error);
 
 private:
+  /// Flushes the peer queue that holds this operation, if it is held.
+  void release();
+
   mutable std::mutex Lock;
+  std::condition_variable Finished;
   bool Done = false;
   std::exception_ptr Error;
-  std::vector<at::Tensor> Outputs;
+  const std::vector<at::Tensor> Outputs;
   std::shared_ptr<PeerQueue> Queue;
-  c10::intrusive_ptr<c10::ivalue::Future> Future;
+  const c10::intrusive_ptr<c10::ivalue::Future> Future;
 };
 
-/// The sends and receives posted and not yet run, and the communicator
-/// they run on. Shared by the backend and the Work objects of the queued
-/// operations, which may outlive the backend's calls.
+/// The sends and receives posted and not yet run. Shared by the backend and
+/// the Work objects of the held operations, which may outlive the backend.
 class PeerQueue {
 public:
-  PeerQueue(cclcComm_t Comm, int Rank) : Comm(Comm), Rank(Rank) {}
+  PeerQueue(cclcComm_t Comm, int Rank, CallQueue &Calls) : Comm(Comm), Rank(Rank), Calls(&Calls) {}
 
-  /// Queues a send of T to Peer (or a receive into T from Peer).
+  /// Holds a send of T to Peer (or a receive into T from Peer).
   void post(bool IsSend, const at::Tensor &T, int Peer, c10::intrusive_ptr<CclcWork> Work);
-  /// Runs every queued operation as one group and finishes their Work objects.
+  /// Submits every held operation as one group; their Work objects finish
+  /// when it has run.
   void flush();
+  /// Fails every held operation and refuses later flushes: the backend and
+  /// its communicator are going away.
+  void abandon();
 
 private:
   struct Pending {
@@ -88,9 +105,10 @@ private:
   };
   cclcComm_t Comm;
   int Rank;
-  /// Guards Queued; also held while a flush runs, so that flushes do not mix.
-  std::recursive_mutex Lock;
-  std::vector<Pending> Queued;
+  std::mutex Lock;
+  /// Null once abandoned.
+  CallQueue *Calls;
+  std::vector<Pending> Held;
 };
 
 class ProcessGroupCclc : public c10d::Backend {
@@ -151,19 +169,30 @@ public:
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &Opts) override;
 
 private:
+  /// A call's body: runs on the queue's thread or the caller's.
+  using Body = std::function<void()>;
+
   /// Throws DistBackendError with the runtime's message unless Result is
   /// success; What names the call.
   void check(cclcResult_t Result, const char *What) const;
-  /// Runs the queued sends and receives; every collective starts with it.
+  /// Submits the held sends and receives; every collective starts with it,
+  /// so that they run in the order they were issued.
   void flushPeers();
-  /// Allreduce of T in place with torch's operator Op (AVG divides the sum).
-  void allreduceInPlace(at::Tensor &T, const c10d::ReduceOp &Op);
+  /// Submits Run, which moves Bytes and leaves its results in Outputs, after
+  /// the calls before it; the Work finishes when it has run.
+  c10::intrusive_ptr<c10d::Work> submit(c10d::OpType Type, std::vector<at::Tensor> Outputs,
+                                        size_t Bytes, Body Run);
+  /// Allreduce of T in place with torch's operator Op (AVG divides the sum);
+  /// checks the arguments now.
+  Body allreduceInPlace(at::Tensor T, const c10d::ReduceOp &Op);
+  Body allgatherInto(at::Tensor Output, at::Tensor Input);
+  Body reduceScatterInto(at::Tensor Output, at::Tensor Input, const c10d::ReduceOp &Op);
   /// Sends Sends[i] to rank i and receives Recvs[i] from rank i, as one
   /// group; an undefined tensor skips that peer.
   void exchange(const std::vector<at::Tensor> &Sends, const std::vector<at::Tensor> &Recvs);
-  c10::intrusive_ptr<c10d::Work> done(c10d::OpType Type, std::vector<at::Tensor> Outputs);
 
   cclcComm_t Comm = nullptr;
+  std::unique_ptr<CallQueue> Calls;
   std::shared_ptr<PeerQueue> Peers;
 };
 
