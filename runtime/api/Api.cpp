@@ -133,7 +133,9 @@ cclcResult_t cclcCommInitRank(cclcComm_t *Comm, int NRanks, cclcUniqueId CommId,
   return guarded([&] {
     require(Comm, "comm is null; pass the address of a cclcComm_t");
     *Comm = nullptr;
-    require(NRanks >= 1, "nranks is " + std::to_string(NRanks) + "; a job has at least 1 rank");
+    require(NRanks >= 1 && NRanks <= cclc::net::MaxRanks,
+            "nranks is " + std::to_string(NRanks) + "; a job has 1 to " +
+                std::to_string(cclc::net::MaxRanks) + " ranks");
     require(Rank >= 0 && Rank < NRanks, "rank " + std::to_string(Rank) +
                                             " is not in [0, nranks) with nranks " +
                                             std::to_string(NRanks));
