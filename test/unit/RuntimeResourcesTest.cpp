@@ -8,6 +8,7 @@
 
 #include "RuntimeTestSupport.h"
 
+#include <arpa/inet.h>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -57,9 +58,9 @@ TEST(Roots, FinishedRootsOfJobsThisProcessDoesNotJoinAreRemoved) {
 
 namespace {
 
-/// An endpoint of a TCP socket as /proc/net/tcp{,6} writes it: an address
-/// in hex, 32-bit words in host order, then ':' and the port.
-bool isLoopback(const std::string &Endpoint) {
+/// The address of an endpoint as /proc/net/tcp{,6} writes it: hex digits,
+/// 32-bit words in host order, then ':' and the port.
+std::vector<uint8_t> addressBytes(const std::string &Endpoint) {
   std::string Hex = Endpoint.substr(0, Endpoint.find(':'));
   std::vector<uint8_t> Bytes;
   for (size_t Word = 0; Word + 8 <= Hex.size(); Word += 8) {
@@ -67,6 +68,17 @@ bool isLoopback(const std::string &Endpoint) {
     for (int B = 0; B < 4; ++B)
       Bytes.push_back(uint8_t(W >> (8 * B)));
   }
+  return Bytes;
+}
+
+/// "192.0.2.2" or "fd00::2".
+std::string addressText(const std::vector<uint8_t> &Bytes) {
+  char Text[INET6_ADDRSTRLEN] = "?";
+  ::inet_ntop(Bytes.size() == 4 ? AF_INET : AF_INET6, Bytes.data(), Text, sizeof Text);
+  return Text;
+}
+
+bool isLoopback(const std::vector<uint8_t> &Bytes) {
   if (Bytes.size() == 4)
     return Bytes[0] == 127;
   // ::1, or an IPv4 loopback address mapped into IPv6.
@@ -105,10 +117,13 @@ std::vector<std::string> nonLoopbackEndpoints(size_t AtLeast) {
       if (!Inodes.count(Inode))
         continue;
       ++Found;
-      if (!isLoopback(Local))
-        Outside.push_back("local " + Local);
-      if (State != "0A" && !isLoopback(Remote))
-        Outside.push_back("remote " + Remote);
+      std::vector<std::pair<std::string, std::string>> Ends{{"local ", Local}};
+      // A listening socket (state 0A) has no peer.
+      if (State != "0A")
+        Ends.emplace_back("remote ", Remote);
+      for (const auto &[Side, End] : Ends)
+        if (!isLoopback(addressBytes(End)))
+          Outside.push_back(Side + addressText(addressBytes(End)));
     }
   }
   expect(Found >= AtLeast, "found " + std::to_string(Found) + " TCP sockets of this process");
