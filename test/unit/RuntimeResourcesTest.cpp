@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sys/resource.h>
 
 namespace cclc::test {
 namespace {
@@ -155,6 +156,39 @@ TEST(LocalJobs, BindAndReachLoopbackOnly) {
     // The root's listener, in this process.
     EXPECT_EQ(nonLoopbackEndpoints(1), std::vector<std::string>{});
   }
+}
+
+} // namespace cclc::test
+
+namespace cclc::test {
+
+/// When the parent of forked ranks runs out of descriptors midway, the
+/// ranks started so far end at once and the error says what to change.
+TEST(LocalJobs, AFailedPipeEndsTheRanksStartedAndSaysWhy) {
+  std::vector<int> Status = net::test::forkRanks(1, [](int) {
+    constexpr int NRanks = 16;
+    // Enough descriptors for NRanks by the launcher's estimate, most of
+    // them taken before it starts.
+    rlim_t Limit = 2 * NRanks + 32;
+    rlimit Files{Limit, Limit};
+    expect(::setrlimit(RLIMIT_NOFILE, &Files) == 0, "an open-file limit");
+    for (int Fd; (Fd = ::dup(0)) >= 0 && rlim_t(Fd) < Limit - NRanks;) {
+    }
+    auto Start = std::chrono::steady_clock::now();
+    try {
+      perf::runLocalRanks(NRanks, [](int, const cclcUniqueId &) { return 0; });
+    } catch (const std::runtime_error &E) {
+      std::string What = E.what();
+      expect(What.find("pipe failed after starting") != std::string::npos &&
+                 What.find("ulimit") != std::string::npos,
+             "the error says what failed and what to change: " + What);
+      expect(std::chrono::steady_clock::now() - Start < std::chrono::seconds(5),
+             "the ranks started ended at once");
+      return 0;
+    }
+    return 1;
+  });
+  EXPECT_TRUE(net::test::exitedWith(Status[0], 0));
 }
 
 } // namespace cclc::test
