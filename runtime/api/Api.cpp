@@ -57,25 +57,33 @@ void refuseInGroup(const char *Call) {
                        "it after cclcGroupEnd");
 }
 
+/// Records that the open group was refused with Result, for Why; throws
+/// nothing (out of memory, the reason is left out), since the C entry
+/// points call it outside guarded().
+void refuseGroup(cclcResult_t Result, const char *Why) noexcept {
+  Open.Refused = Result;
+  try {
+    Open.RefusedWhy = Why;
+  } catch (...) {
+    Open.RefusedWhy.clear();
+  }
+}
+
 /// Drops the open group's calls on Comm, which is going away: the group's
 /// end then refuses them rather than run them on a freed communicator.
-void dropGroupOf(const cclcComm *Comm) {
+void dropGroupOf(const cclcComm *Comm) noexcept {
   if (!Comm || Open.Comm != Comm)
     return;
   Open.Comm = nullptr;
   Open.Ops.clear();
-  if (Open.Refused == cclcSuccess) {
-    Open.Refused = cclcInvalidUsage;
-    Open.RefusedWhy = "its communicator was destroyed before cclcGroupEnd";
-  }
+  if (Open.Refused == cclcSuccess)
+    refuseGroup(cclcInvalidUsage, "its communicator was destroyed before cclcGroupEnd");
 }
 
 /// Result, the status of a call: a refusal drops the open group.
-cclcResult_t noteInGroup(cclcResult_t Result) {
-  if (Result != cclcSuccess && Open.Depth && Open.Refused == cclcSuccess) {
-    Open.Refused = Result;
-    Open.RefusedWhy = lastError();
-  }
+cclcResult_t noteInGroup(cclcResult_t Result) noexcept {
+  if (Result != cclcSuccess && Open.Depth && Open.Refused == cclcSuccess)
+    refuseGroup(Result, lastError());
   return Result;
 }
 
@@ -133,7 +141,9 @@ cclcResult_t cclcCommInitRank(cclcComm_t *Comm, int NRanks, cclcUniqueId CommId,
   return guarded([&] {
     require(Comm, "comm is null; pass the address of a cclcComm_t");
     *Comm = nullptr;
-    require(NRanks >= 1, "nranks is " + std::to_string(NRanks) + "; a job has at least 1 rank");
+    require(NRanks >= 1 && NRanks <= cclc::net::MaxRanks,
+            "nranks is " + std::to_string(NRanks) + "; a job has 1 to " +
+                std::to_string(cclc::net::MaxRanks) + " ranks");
     require(Rank >= 0 && Rank < NRanks, "rank " + std::to_string(Rank) +
                                             " is not in [0, nranks) with nranks " +
                                             std::to_string(NRanks));

@@ -3,6 +3,7 @@
 #include "runtime/api/Environment.h"
 #include "runtime/api/Status.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <strings.h>
@@ -14,9 +15,11 @@ std::chrono::milliseconds timeoutFromEnvironment() {
   if (!Text || !*Text)
     return std::chrono::milliseconds(60000);
   char *End = nullptr;
+  errno = 0;
   long long Ms = std::strtoll(Text, &End, 10);
-  require(*End == 0 && Ms > 0,
-          std::string("CCLC_TIMEOUT_MS=") + Text + " is not a positive number of milliseconds");
+  require(*End == 0 && errno == 0 && Ms > 0 && Ms <= MaxTimeout.count(),
+          std::string("CCLC_TIMEOUT_MS=") + Text + " is not a number of milliseconds in [1, " +
+              std::to_string(MaxTimeout.count()) + "] (at most 24 days)");
   return std::chrono::milliseconds(Ms);
 }
 

@@ -2,7 +2,9 @@
 //
 //   CCLC_TIMEOUT_MS  how long any blocking call waits for a peer (bootstrap,
 //                    transport setup, every wait of a collective) before it
-//                    fails; default 60000.
+//                    fails; default 60000, at most MaxTimeout (a larger
+//                    value is refused: deadlines past it overflow the
+//                    clock).
 //   CCLC_DEBUG       INFO logs every algorithm choice; WARN (the default)
 //                    only fallbacks to the library's ring. Failures are
 //                    returned as statuses, with cclcGetLastError's message.
@@ -17,7 +19,12 @@
 
 namespace cclc::runtime {
 
-/// CCLC_TIMEOUT_MS; throws ApiError(cclcInvalidArgument) when it is malformed.
+/// The longest CCLC_TIMEOUT_MS, the largest int of milliseconds (24.8
+/// days): far from steady_clock's overflow, and a valid poll() timeout.
+constexpr std::chrono::milliseconds MaxTimeout{2147483647};
+
+/// CCLC_TIMEOUT_MS; throws ApiError(cclcInvalidArgument) when it is
+/// malformed or out of [1, MaxTimeout].
 std::chrono::milliseconds timeoutFromEnvironment();
 
 /// True when CCLC_DEBUG asks for INFO messages.

@@ -30,13 +30,32 @@ Registry &registry() {
   return *R;
 }
 
+/// Takes out of R the roots this process started that have answered their
+/// job, so that the caller destroys them (joining a finished thread does
+/// not wait). A process that makes ids for jobs it does not join (a parent
+/// that forks the ranks) would otherwise keep a thread, a socket and the
+/// ranks' connections per job.
+std::vector<std::unique_ptr<net::Root>> takeFinished(Registry &R) {
+  std::vector<std::unique_ptr<net::Root>> Finished;
+  pid_t Self = ::getpid();
+  std::erase_if(R.Roots, [&](Served &S) {
+    if (S.Owner != Self || !S.Root->finished())
+      return false;
+    Finished.push_back(std::move(S.Root));
+    return true;
+  });
+  return Finished;
+}
+
 } // namespace
 
 net::UniqueId startRoot(std::chrono::milliseconds Timeout) {
   std::unique_ptr<net::Root> Root = net::createRoot(Timeout);
   net::UniqueId Id = Root->id();
   Registry &R = registry();
+  std::vector<std::unique_ptr<net::Root>> Finished;
   std::lock_guard<std::mutex> Guard(R.Lock);
+  Finished = takeFinished(R);
   R.Roots.push_back({::getpid(), std::move(Root)});
   return Id;
 }

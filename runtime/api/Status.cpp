@@ -52,9 +52,16 @@ Classified classify(const std::exception_ptr &Error) {
 }
 
 cclcResult_t statusOfCurrentException() {
-  Classified C = classify(std::current_exception());
-  setLastError(std::move(C.Message));
-  return C.Result;
+  try {
+    Classified C = classify(std::current_exception());
+    setLastError(std::move(C.Message));
+    return C.Result;
+  } catch (...) {
+    // No memory even for the message: a short one fits the string itself.
+    LastError.clear();
+    LastError = "out of memory";
+    return cclcSystemError;
+  }
 }
 
 const char *resultString(cclcResult_t Result) {

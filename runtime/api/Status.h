@@ -43,7 +43,7 @@ struct Classified {
 Classified classify(const std::exception_ptr &Error);
 
 /// The status of the current exception, with its message stored as the last
-/// error. Call from a catch block only.
+/// error; throws nothing, even out of memory. Call from a catch block only.
 cclcResult_t statusOfCurrentException();
 
 /// Runs Body, returning cclcSuccess, or the status of what it threw.

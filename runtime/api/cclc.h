@@ -68,6 +68,8 @@ const char *cclcGetLastError(cclcComm_t comm);
 
 /** Starts the root of a new job (in this process) and returns its id. */
 cclcResult_t cclcGetUniqueId(cclcUniqueId *uniqueId);
+/** Joins the job of commId as rank of nranks (1 to 65536; more is refused
+ *  with cclcInvalidArgument). */
 cclcResult_t cclcCommInitRank(cclcComm_t *comm, int nranks, cclcUniqueId commId, int rank);
 /** Joins the job a launcher started: Open MPI, Slurm, or MASTER_ADDR/RANK/WORLD_SIZE. */
 cclcResult_t cclcCommInitFromEnvironment(cclcComm_t *comm);

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <random>
 #include <unistd.h>
@@ -79,7 +80,16 @@ Root::Root(const SocketAddress &Bind, const SocketAddress &Advertise, uint64_t S
   if (At.port() == 0)
     At.setPort(Listen.address().port());
   Id = makeUniqueId(At, Secret);
-  Thread = std::thread([this] { serve(); });
+  Thread = std::thread([this] {
+    // Whatever stops the root (memory, descriptors) is logged: the ranks
+    // see their connections close and report it.
+    try {
+      serve();
+    } catch (const std::exception &E) {
+      std::fprintf(stderr, "cclc: bootstrap root: stopped: %s\n", E.what());
+    }
+    Done.store(true, std::memory_order_release);
+  });
 }
 
 Root::~Root() {
@@ -109,6 +119,9 @@ void Root::serve() {
       std::string Problem;
       if (H.Kind != HelloKind::Register || H.NRanks < 1 || H.Rank < 0 || H.Rank >= H.NRanks)
         Problem = "it is not a rank registering";
+      else if (H.NRanks > MaxRanks)
+        Problem = "it registers a job of " + std::to_string(H.NRanks) + " ranks; the most is " +
+                  std::to_string(MaxRanks);
       else if (NRanks && H.NRanks != NRanks)
         Problem = "it registers " + rankName(H.Rank) + " of " + std::to_string(H.NRanks) +
                   " ranks, but the job has " + std::to_string(NRanks);
@@ -181,7 +194,10 @@ std::unique_ptr<Bootstrap> Bootstrap::init(const UniqueId &Id, int Rank, int NRa
 
 Bootstrap::Bootstrap(const UniqueId &Id, int Rank, int NRanks, std::chrono::milliseconds Timeout)
     : Rank(Rank), NRanks(NRanks), Timeout(Timeout), Listen(findInterface().Addr) {
-  if (NRanks < 1 || Rank < 0 || Rank >= NRanks)
+  if (NRanks < 1 || NRanks > MaxRanks)
+    throw NetError("a job of " + std::to_string(NRanks) + " ranks: a job has 1 to " +
+                   std::to_string(MaxRanks) + " ranks");
+  if (Rank < 0 || Rank >= NRanks)
     throw NetError(rankName(Rank) + " is out of range for a job of " + std::to_string(NRanks) +
                    " ranks");
   IdContents C;

@@ -32,6 +32,12 @@
 
 namespace cclc::net {
 
+/// The most ranks a job may have. Every rank keeps an address and a host
+/// name per rank, and the root a connection per rank: a larger count is
+/// refused where it enters (the C API, a registration) rather than
+/// allocated.
+constexpr int MaxRanks = 1 << 16;
+
 /// What every rank needs to join a job: the root's address and the job's
 /// secret. Plain bytes of a fixed size, like ncclUniqueId, so that an
 /// application can pass it through any channel it has.
@@ -61,6 +67,9 @@ public:
   Root &operator=(const Root &) = delete;
 
   const UniqueId &id() const { return Id; }
+  /// True once the root has answered its job (or given up on it): it
+  /// serves nothing more, and destroying it does not wait.
+  bool finished() const { return Done.load(std::memory_order_acquire); }
 
 private:
   Listener Listen;
@@ -68,6 +77,7 @@ private:
   uint64_t Secret;
   std::chrono::milliseconds Timeout;
   std::atomic<uint32_t> Stop{0};
+  std::atomic<bool> Done{false};
   std::thread Thread;
 
   void serve();
@@ -82,8 +92,9 @@ std::unique_ptr<Root> createRoot(std::chrono::milliseconds Timeout);
 /// thread-safe, except abort().
 class Bootstrap {
 public:
-  /// Joins the job of Id as Rank of NRanks; returns once every rank has
-  /// joined. Throws NetError when that does not happen within Timeout.
+  /// Joins the job of Id as Rank of NRanks (at most MaxRanks); returns once
+  /// every rank has joined. Throws NetError when that does not happen
+  /// within Timeout.
   static std::unique_ptr<Bootstrap> init(const UniqueId &Id, int Rank, int NRanks,
                                          std::chrono::milliseconds Timeout);
   Bootstrap(const Bootstrap &) = delete;

@@ -65,7 +65,7 @@ Rendezvous rendezvousFromEnvironment() {
                    "RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT");
   Rendezvous R;
   R.Launcher = L->Name;
-  R.Size = parseInt(L->Size, env(L->Size), 1, 1 << 24);
+  R.Size = parseInt(L->Size, env(L->Size), 1, MaxRanks);
   R.Rank = parseInt(L->Rank, env(L->Rank), 0, R.Size - 1);
   if (const char *Local = env(L->LocalRank))
     R.LocalRank = parseInt(L->LocalRank, Local, 0, R.Size - 1);

@@ -27,6 +27,10 @@ constexpr uint64_t HelloMagic = 0x01'74'65'6e'63'6c'63'63ull;
 /// The longest single poll(), so that abort flags are seen promptly.
 constexpr int MaxSliceMs = 100;
 
+/// How long a listener that ran out of descriptors waits before it tries to
+/// accept again.
+constexpr int DescriptorRetryMs = 20;
+
 std::string errnoText(int Err) { return std::strerror(Err); }
 
 /// Sends what it can of [Data, Data + Left) without blocking; true when
@@ -414,21 +418,37 @@ Socket connectWithHello(const SocketAddress &To, const Hello &H, const Deadline 
 
 Listener::Listener(const SocketAddress &Bind) : S(Socket::listen(Bind)), Addr(S.localAddress()) {}
 
-void Listener::acceptWaiting() {
-  for (;;) {
+bool Listener::acceptWaiting() {
+  for (size_t Accepted = 0; Accepted < MaxPendingHellos; ++Accepted) {
+    if (Waiting.size() == MaxPendingHellos)
+      dropOldest("more than " + std::to_string(MaxPendingHellos) +
+                 " connections waited to present a secret");
     Pending P;
     socklen_t Len = sizeof P.From;
     int Fd = ::accept4(S.fd(), &P.From.Sa, &Len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (Fd < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
-        return;
-      throw NetError("cannot accept connections on " + Addr.str() + ": " + errnoText(errno));
+      int Err = errno;
+      if (Err == EAGAIN || Err == EWOULDBLOCK || Err == EINTR || Err == ECONNABORTED)
+        return true;
+      if (Err != EMFILE && Err != ENFILE && Err != ENOBUFS && Err != ENOMEM)
+        throw NetError("cannot accept connections on " + Addr.str() + ": " + errnoText(Err));
+      // Out of descriptors or memory: make room, or wait for some to free.
+      if (Waiting.empty())
+        return false;
+      dropOldest("no descriptor was left (" + errnoText(Err) + ") to accept another connection");
+      continue;
     }
     setNoDelay(Fd);
     P.S = Socket(Fd);
     P.Since = std::chrono::steady_clock::now();
     Waiting.push_back(std::move(P));
   }
+  return true;
+}
+
+void Listener::dropOldest(const std::string &Reason) {
+  logRefusal(Waiting.front().From, "it presented no secret yet, and " + Reason);
+  Waiting.erase(Waiting.begin());
 }
 
 bool Listener::readHello(Pending &P) {
@@ -444,39 +464,55 @@ bool Listener::readHello(Pending &P) {
                         : "it failed before presenting a secret: " + errnoText(errno));
 }
 
-Listener::Accepted Listener::accept(uint64_t Secret, const Deadline &D, const std::string &What) {
-  for (;;) {
-    acceptWaiting();
-    auto Now = std::chrono::steady_clock::now();
-    for (size_t I = 0; I < Waiting.size();) {
-      Pending &P = Waiting[I];
-      std::string Refusal;
-      try {
-        if (readHello(P)) {
-          if (P.H.Magic == HelloMagic && P.H.Secret == Secret) {
-            Accepted A{std::move(P.S), P.From, P.H};
-            Waiting.erase(Waiting.begin() + std::ptrdiff_t(I));
-            return A;
-          }
-          Refusal = "it did not present this job's secret";
-        } else if (std::chrono::duration_cast<std::chrono::milliseconds>(Now - P.Since) >
-                   D.timeout()) {
-          Refusal = "it presented no secret within " + std::to_string(D.timeout().count()) + " ms";
+std::optional<Listener::Accepted> Listener::takeReady(uint64_t Secret,
+                                                      std::chrono::milliseconds Limit) {
+  auto Now = std::chrono::steady_clock::now();
+  for (size_t I = 0; I < Waiting.size();) {
+    Pending &P = Waiting[I];
+    std::string Refusal;
+    try {
+      if (readHello(P)) {
+        if (P.H.Magic == HelloMagic && P.H.Secret == Secret) {
+          Accepted A{std::move(P.S), P.From, P.H};
+          Waiting.erase(Waiting.begin() + std::ptrdiff_t(I));
+          return A;
         }
-      } catch (const NetError &E) {
-        Refusal = E.what();
+        Refusal = "it did not present this job's secret";
+      } else if (Now - P.Since > Limit) {
+        Refusal = "it presented no secret within " + std::to_string(Limit.count()) + " ms";
       }
-      if (Refusal.empty()) {
-        ++I;
-        continue;
-      }
-      logRefusal(P.From, Refusal);
-      Waiting.erase(Waiting.begin() + std::ptrdiff_t(I));
+    } catch (const NetError &E) {
+      Refusal = E.what();
     }
-    std::vector<pollfd> Fds{{S.fd(), POLLIN, 0}};
+    if (Refusal.empty()) {
+      ++I;
+      continue;
+    }
+    logRefusal(P.From, Refusal);
+    Waiting.erase(Waiting.begin() + std::ptrdiff_t(I));
+  }
+  return std::nullopt;
+}
+
+Listener::Accepted Listener::accept(uint64_t Secret, const Deadline &D, const std::string &What) {
+  std::chrono::milliseconds Limit = std::min(D.timeout(), HelloTimeout);
+  for (;;) {
+    // The connections accepted before are read first, so that a full list
+    // only ever drops connections that were read and had sent nothing.
+    if (std::optional<Accepted> A = takeReady(Secret, Limit))
+      return std::move(*A);
+    bool CanAccept = acceptWaiting();
+    if (std::optional<Accepted> A = takeReady(Secret, Limit))
+      return std::move(*A);
+    // Without descriptors, the listener stays readable: look again shortly
+    // instead of polling it.
+    std::vector<pollfd> Fds;
+    if (CanAccept)
+      Fds.push_back({S.fd(), POLLIN, 0});
     for (const Pending &P : Waiting)
       Fds.push_back({P.S.fd(), POLLIN, 0});
-    pollOrThrow(Fds.data(), Fds.size(), D.slice(What));
+    int Ms = D.slice(What);
+    pollOrThrow(Fds.data(), Fds.size(), CanAccept ? Ms : std::min(Ms, DescriptorRetryMs));
   }
 }
 

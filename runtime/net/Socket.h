@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <netinet/in.h>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <sys/socket.h>
@@ -150,7 +151,19 @@ struct Hello {
 Socket connectWithHello(const SocketAddress &To, const Hello &H, const Deadline &D,
                         const std::string &What);
 
+/// How long a connection may take to present its Hello. Genuine ranks send
+/// it with the connection, so a short limit costs them nothing and keeps
+/// silent clients from holding descriptors.
+constexpr std::chrono::milliseconds HelloTimeout{2000};
+/// How many accepted connections may wait to present their Hello at once;
+/// when more arrive, the one that waited longest is closed.
+constexpr size_t MaxPendingHellos = 128;
+
 /// A listening socket that hands out only connections presenting the secret.
+/// A flood of connections that present nothing cannot stop it: each is
+/// closed after HelloTimeout (or the deadline's timeout, when shorter), at
+/// most MaxPendingHellos wait at once, and running out of descriptors
+/// closes the oldest of them rather than failing.
 class Listener {
 public:
   explicit Listener(const SocketAddress &Bind);
@@ -163,8 +176,8 @@ public:
     Hello H;
   };
   /// Returns the next connection whose Hello presents Secret. Connections that
-  /// present another secret, close early, or stay silent past the deadline's
-  /// timeout are closed and logged to stderr with their address.
+  /// present another secret, close early, or stay silent past the Hello's
+  /// limit are closed and logged to stderr with their address.
   Accepted accept(uint64_t Secret, const Deadline &D, const std::string &What);
 
 private:
@@ -180,7 +193,16 @@ private:
   SocketAddress Addr;
   std::vector<Pending> Waiting;
 
-  void acceptWaiting();
+  /// Accepts the connections the backlog holds, up to MaxPendingHellos
+  /// waiting, closing the oldest waiting ones to make room. False when the
+  /// process has no descriptor left and none waits to be closed.
+  bool acceptWaiting();
+  /// Closes the connection that has waited longest for its Hello.
+  void dropOldest(const std::string &Reason);
+  /// Reads what each waiting connection sent, closing those that failed,
+  /// presented another secret or stayed silent past Limit; the first one
+  /// that presented Secret, if any.
+  std::optional<Accepted> takeReady(uint64_t Secret, std::chrono::milliseconds Limit);
   /// Reads what P's Hello has sent; true once complete. Throws NetError
   /// (with the reason to log) when P closed or failed.
   static bool readHello(Pending &P);

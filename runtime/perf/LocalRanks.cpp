@@ -12,7 +12,8 @@
 #include <exception>
 #include <poll.h>
 #include <sys/wait.h>
-#include <system_error>
+#include <stdexcept>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
@@ -68,6 +69,25 @@ void writeAll(int Fd, const void *Data, size_t Bytes) {
   }
 }
 
+/// The descriptors the parent of NRanks ranks needs at once: a pipe and a
+/// root connection per rank, and some to spare for the rest of the process.
+rlim_t descriptorsFor(int NRanks) { return 2 * rlim_t(NRanks) + 32; }
+
+/// Throws when NRanks is out of range or the open-file limit is too low for it.
+void checkRankCount(int NRanks) {
+  if (NRanks < 1 || NRanks > MaxLocalRanks)
+    throw std::runtime_error("a job of " + std::to_string(NRanks) +
+                             " forked ranks: this host runs 1 to " +
+                             std::to_string(MaxLocalRanks) + " ranks");
+  rlimit Files{};
+  if (::getrlimit(RLIMIT_NOFILE, &Files) == 0 && Files.rlim_cur != RLIM_INFINITY &&
+      Files.rlim_cur < descriptorsFor(NRanks))
+    throw std::runtime_error(std::to_string(NRanks) + " forked ranks need about " +
+                             std::to_string(descriptorsFor(NRanks)) +
+                             " open files, but the limit (ulimit -n) is " +
+                             std::to_string(Files.rlim_cur) + "; raise it or start fewer ranks");
+}
+
 } // namespace
 
 std::vector<int> runLocalRanks(int NRanks, const RankBody &Body, std::chrono::milliseconds Limit) {
@@ -75,15 +95,32 @@ std::vector<int> runLocalRanks(int NRanks, const RankBody &Body, std::chrono::mi
   // loopback, unless the caller chose one.
   ::setenv("CCLC_SOCKET_IFNAME", "=lo", /*overwrite=*/0);
   std::fflush(nullptr);
+  checkRankCount(NRanks);
   std::vector<pid_t> Pids;
   std::vector<int> IdPipes;
+  // Closing the pipes makes the ranks forked so far exit at once.
+  auto Failure = [&](const char *Call) {
+    int Err = errno;
+    for (int Fd : IdPipes)
+      ::close(Fd);
+    net::waitForChildren(Pids, std::chrono::milliseconds(0));
+    return std::runtime_error(std::string(Call) + " failed after starting " +
+                             std::to_string(Pids.size()) + " of " + std::to_string(NRanks) +
+                             " ranks: " + std::strerror(Err) +
+                             "; check the limits on processes and open files (ulimit -u, -n)");
+  };
   for (int Rank = 0; Rank < NRanks; ++Rank) {
     int Fds[2];
     if (::pipe(Fds) != 0)
-      throw std::system_error(errno, std::generic_category(), "pipe");
+      throw Failure("pipe");
     pid_t Pid = ::fork();
-    if (Pid < 0)
-      throw std::system_error(errno, std::generic_category(), "fork");
+    if (Pid < 0) {
+      int Err = errno;
+      ::close(Fds[0]);
+      ::close(Fds[1]);
+      errno = Err;
+      throw Failure("fork");
+    }
     if (Pid == 0) {
       ::close(Fds[1]);
       for (int Fd : IdPipes)

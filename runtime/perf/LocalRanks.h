@@ -19,12 +19,20 @@
 
 namespace cclc::perf {
 
+/// The most ranks a job of forked ranks may have: every rank is a process
+/// of this host, and the parent holds a pipe and the root a connection per
+/// rank while the job starts.
+constexpr int MaxLocalRanks = 1024;
+
 /// A rank's work: its exit code, given its rank and the job's id.
 using RankBody = std::function<int(int Rank, const cclcUniqueId &Id)>;
 
 /// Runs Body in NRanks forked processes and returns their wait statuses
 /// (see waitpid). A child that cannot get the id within the runtime's
-/// timeout exits with 1. With a nonzero Limit, children still running after
+/// timeout exits with 1. Throws std::runtime_error, saying what to change,
+/// when NRanks is outside [1, MaxLocalRanks], when the open-file limit is
+/// too low for NRanks, or when a pipe or fork fails (after ending the
+/// ranks forked so far). With a nonzero Limit, children still running after
 /// it are killed and reported as -1, so that a test fails instead of
 /// hanging.
 std::vector<int> runLocalRanks(int NRanks, const RankBody &Body,

@@ -13,6 +13,7 @@
 #include "runtime/perf/Memory.h"
 
 #include <cstdio>
+#include <exception>
 #include <sys/wait.h>
 
 using namespace cclc::perf;
@@ -44,10 +45,16 @@ int main(int Argc, char **Argv) {
     return runRank(*Opts, [](cclcComm_t *Comm) { return cclcCommInitFromEnvironment(Comm); });
 
   int NRanks = Opts->NRanks;
-  std::vector<int> Status = runLocalRanks(NRanks, [&](int Rank, const cclcUniqueId &Id) {
-    return runRank(*Opts,
-                   [&](cclcComm_t *Comm) { return cclcCommInitRank(Comm, NRanks, Id, Rank); });
-  });
+  std::vector<int> Status;
+  try {
+    Status = runLocalRanks(NRanks, [&](int Rank, const cclcUniqueId &Id) {
+      return runRank(*Opts,
+                     [&](cclcComm_t *Comm) { return cclcCommInitRank(Comm, NRanks, Id, Rank); });
+    });
+  } catch (const std::exception &E) {
+    std::fprintf(stderr, "cclc-perf: cannot start the ranks: %s\n", E.what());
+    return 1;
+  }
   int Failed = 0;
   for (int Rank = 0; Rank < NRanks; ++Rank) {
     int S = Status[size_t(Rank)];

@@ -1,6 +1,7 @@
 //===- Options.cpp - cclc-perf's command line -----------------------------===//
 
 #include "runtime/perf/Options.h"
+#include "runtime/perf/LocalRanks.h"
 #include "runtime/api/Types.h"
 
 #include <cstdio>
@@ -184,8 +185,12 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
         Opts.Ops = parseOps(V);
       else if (A == "-r" || A == "--root")
         Opts.Root = parseInt(A, V, 0);
-      else if (A == "-np")
+      else if (A == "-np") {
         Opts.NRanks = parseInt(A, V, 1);
+        if (Opts.NRanks > MaxLocalRanks)
+          throw std::invalid_argument("-np takes at most " + std::to_string(MaxLocalRanks) +
+                                      " ranks on this host, not " + V);
+      }
       else if (A == "--plan")
         Opts.Plans.push_back(V);
       else if (A == "-G" || A == "--cudagraph")

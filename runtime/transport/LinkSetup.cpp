@@ -29,22 +29,43 @@ uint32_t socketTag(SetupScope Scope, uint32_t Sequence, uint32_t Index) {
   return (Sequence & 0xffffffu) << 8 | (Scope == SetupScope::Pairs ? 0x80u : 0) | Index;
 }
 
-/// "cclclink" and a version.
-constexpr uint32_t DescriptionMagic = 0x6c'6e'6b'01u;
+/// The longest offer a same-host transport makes (a segment's name, a CUDA
+/// IPC handle and its context).
+constexpr uint32_t MaxOfferBytes = 256;
 
-/// What a rank tells each peer about the links between them; the channel
-/// lists and the offer follow it.
-struct Description {
-  uint32_t Magic = DescriptionMagic;
-  TransportKind Kind = TransportKind::Shm;
-  uint32_t NumSlots = 0;
-  uint32_t NumSockets = 0;
-  uint64_t SlotBytes = 0;
-  uint32_t NumSends = 0;
-  uint32_t NumRecvs = 0;
-  uint32_t OfferBytes = 0;
-  uint32_t Reserved = 0;
-};
+/// Refuses what Peer described unless it fits what this rank expects from
+/// it (P and Options): the transport, the FIFO shape, as many channels each
+/// way as this rank has the other way, and an offer of a bounded size.
+/// Checked before the rest of the description is received, so that a peer
+/// cannot make this rank allocate more than its own plan needs.
+void checkDescription(int Rank, int Peer, const Description &D, const PeerLinks &P,
+                      const LinkOptions &Options) {
+  std::string Pair = rankName(Rank) + " and " + rankName(Peer);
+  if (D.Magic != DescriptionMagic)
+    throw NetError(rankName(Peer) + " described its links in another format; the ranks run "
+                                    "different builds");
+  if (D.Kind != P.Kind)
+    throw NetError(Pair + " chose different transports (" + transportName(P.Kind) + " and " +
+                   transportName(D.Kind) +
+                   "); every rank must set CCLC_TRANSPORT alike and run its collectives on the "
+                   "same kind of device (host or GPU)");
+  if (D.NumSlots != Options.NumSlots || D.SlotBytes != Options.SlotBytes)
+    throw NetError(Pair + " use FIFOs of different shapes (" + std::to_string(Options.NumSlots) +
+                   " and " + std::to_string(D.NumSlots) + " slots of " +
+                   std::to_string(Options.SlotBytes) + " and " + std::to_string(D.SlotBytes) +
+                   " bytes); every rank must use the same");
+  if (D.NumSends != P.Recvs.size() || D.NumRecvs != P.Sends.size())
+    throw NetError(rankName(Peer) + " sends to " + rankName(Rank) + " on " +
+                   std::to_string(D.NumSends) + " channels and receives on " +
+                   std::to_string(D.NumRecvs) + ", but " + rankName(Rank) + " receives from it on " +
+                   std::to_string(P.Recvs.size()) + " and sends on " +
+                   std::to_string(P.Sends.size()) + "; the ranks run different plans");
+  if (D.OfferBytes > MaxOfferBytes)
+    throw NetError(rankName(Peer) + " offers " + std::to_string(D.OfferBytes) +
+                   " bytes of transport memory description to " + rankName(Rank) +
+                   ", more than the " + std::to_string(MaxOfferBytes) +
+                   " any transport needs; the ranks run different builds");
+}
 
 std::string channelList(const std::vector<int> &Channels) {
   std::string Text = "{";
@@ -185,9 +206,7 @@ void LinkSetup::describe() {
   for (auto &[Peer, P] : Peers) {
     Description D;
     B.recv(Peer, setupTag(Scope, P.Sequence, SetupStep::Describe), &D, sizeof D);
-    if (D.Magic != DescriptionMagic)
-      throw NetError(rankName(Peer) + " described its links in another format; the ranks run "
-                                      "different builds");
+    checkDescription(Rank, Peer, D, P, Options);
     size_t NumChannels = size_t(D.NumSends) + D.NumRecvs;
     std::vector<std::byte> Body(NumChannels * sizeof(int32_t) + D.OfferBytes);
     B.recv(Peer, setupTag(Scope, P.Sequence, SetupStep::DescribeLists), Body.data(), Body.size());
@@ -195,17 +214,6 @@ void LinkSetup::describe() {
     std::memcpy(Lists.data(), Body.data(), NumChannels * sizeof(int32_t));
     std::vector<int> TheirSends(Lists.begin(), Lists.begin() + D.NumSends);
     std::vector<int> TheirRecvs(Lists.begin() + D.NumSends, Lists.end());
-    std::string Pair = rankName(Rank) + " and " + rankName(Peer);
-    if (D.Kind != P.Kind)
-      throw NetError(Pair + " chose different transports (" + transportName(P.Kind) + " and " +
-                     transportName(D.Kind) +
-                     "); every rank must set CCLC_TRANSPORT alike and run its collectives on the "
-                     "same kind of device (host or GPU)");
-    if (D.NumSlots != Options.NumSlots || D.SlotBytes != Options.SlotBytes)
-      throw NetError(Pair + " use FIFOs of different shapes (" + std::to_string(Options.NumSlots) +
-                     " and " + std::to_string(D.NumSlots) + " slots of " +
-                     std::to_string(Options.SlotBytes) + " and " + std::to_string(D.SlotBytes) +
-                     " bytes); every rank must use the same");
     if (TheirSends != P.Recvs || TheirRecvs != P.Sends)
       throw NetError(rankName(Peer) + " sends to " + rankName(Rank) + " on channels " +
                      channelList(TheirSends) + " and receives on " + channelList(TheirRecvs) +

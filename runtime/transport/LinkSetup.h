@@ -94,6 +94,25 @@ struct PeerLinks {
   uint32_t Sequence = 0;
 };
 
+/// "cclclink" and a version.
+constexpr uint32_t DescriptionMagic = 0x6c'6e'6b'01u;
+
+/// What a rank tells each peer about the links between them, as the first
+/// message of describe(); the channel lists (int32 each, sends then
+/// receives) and the offer follow it in a second message, whose size the
+/// receiver checks against its own links before it allocates anything.
+struct Description {
+  uint32_t Magic = DescriptionMagic;
+  TransportKind Kind = TransportKind::Shm;
+  uint32_t NumSlots = 0;
+  uint32_t NumSockets = 0;
+  uint64_t SlotBytes = 0;
+  uint32_t NumSends = 0;
+  uint32_t NumRecvs = 0;
+  uint32_t OfferBytes = 0;
+  uint32_t Reserved = 0;
+};
+
 /// The first reason a rank's connections stopped: executors and the proxy
 /// thread may each report one, and the earliest explains the others.
 class FailureCause {

@@ -5,6 +5,8 @@
 #include "runtime/transport/shm/ShmTransport.h"
 #include "runtime/transport/tcp/TcpTransport.h"
 
+#include <set>
+
 namespace cclc::net {
 
 Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
@@ -14,10 +16,24 @@ Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<co
   Kinds = Setup.kinds();
   std::map<int, ShmSegment *> Created;
   createSegments(Setup, Options, Created);
-  Setup.describe();
-  Setup.attach([&](int Peer, PeerLinks &P) { attachSegment(Peer, P, Options); },
-               // Both sides have mapped the segment: its name is no longer needed.
-               [&](int Peer, PeerLinks &) { Created.at(Peer)->unlink(); });
+  // The segments this rank was offered and did not map go when the setup
+  // fails: the receiver that offered one may have died.
+  std::set<int> Mapped;
+  try {
+    Setup.describe();
+    Setup.attach(
+        [&](int Peer, PeerLinks &P) {
+          attachSegment(Peer, P, Options);
+          Mapped.insert(Peer);
+        },
+        // The receiver's copy of what the sender removed once it mapped it.
+        [&](int Peer, PeerLinks &) { Created.at(Peer)->unlink(); });
+  } catch (...) {
+    for (const auto &[Peer, P] : Setup.peers())
+      if (P.Kind == TransportKind::Shm && !Mapped.count(Peer))
+        ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
+    throw;
+  }
   Proxy = Setup.connectTcp(
       [&](int Peer, int Channel, bool Send) { return newTcpFifo(Peer, Channel, Send, Options); },
       LocalAbort, [this](const std::string &Cause) { abort(Cause); });
@@ -48,8 +64,14 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
 }
 
 void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions &Options) {
+  if (!ShmSegment::isNameFor(P.PeerOffer, Peer, Rank))
+    throw NetError(rankName(Peer) + " offered " + rankName(Rank) +
+                   " a shared memory segment that no rank of this runtime names; the ranks run "
+                   "different builds");
   ShmSegment &Seg = *Segments.emplace_back(ShmSegment::attach(P.PeerOffer, uint32_t(P.Sends.size()),
                                                               Options.NumSlots, Options.SlotBytes));
+  // Both sides have mapped the segment: its name is no longer needed.
+  ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
   const host::Waiter *W = addWaiter(Seg.abortWord());
   for (uint32_t I = 0; I < P.Sends.size(); ++I)
     Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W};

@@ -4,7 +4,11 @@
 
 #include "NetTestSupport.h"
 
+#include <csignal>
 #include <cstring>
+#include <limits>
+#include <poll.h>
+#include <sys/resource.h>
 #include <gtest/gtest.h>
 
 using namespace cclc::net;
@@ -159,32 +163,33 @@ TEST(Bootstrap, RejectsBadArguments) {
   EXPECT_THROW(Bootstrap::init(R->id(), 3, 3, 1s), NetError);
   UniqueId Garbage{};
   EXPECT_THROW(Bootstrap::init(Garbage, 0, 1, 1s), NetError);
+  try {
+    Bootstrap::init(R->id(), 0, std::numeric_limits<int>::max(), 1s);
+    ADD_FAILURE() << "joined a job of 2^31 - 1 ranks";
+  } catch (const NetError &E) {
+    EXPECT_NE(std::string(E.what()).find("a job has 1 to 65536 ranks"), std::string::npos)
+        << E.what();
+  }
 }
 
 TEST(Bootstrap, InterfaceFromEnvironment) {
-  ::setenv("CCLC_SOCKET_IFNAME", "lo", 1);
-  Interface Lo = findInterface();
-  EXPECT_EQ(Lo.Name, "lo");
-  ::setenv("CCLC_SOCKET_IFNAME", "=no-such-interface", 1);
+  {
+    ScopedEnv Lo("CCLC_SOCKET_IFNAME", "lo");
+    EXPECT_EQ(findInterface().Name, "lo");
+  }
+  ScopedEnv Missing("CCLC_SOCKET_IFNAME", "=no-such-interface");
   EXPECT_THROW(findInterface(), NetError);
-  ::unsetenv("CCLC_SOCKET_IFNAME");
 }
 
 namespace {
 
-class LoopbackJob : public ::testing::TestWithParam<const char *> {
-protected:
-  void TearDown() override {
-    ::unsetenv("CCLC_SOCKET_IFNAME");
-    ::unsetenv("CCLC_SOCKET_FAMILY");
-  }
-};
+class LoopbackJob : public ::testing::TestWithParam<const char *> {};
 
 } // namespace
 
 TEST_P(LoopbackJob, RunsOverLoopback) {
-  ::setenv("CCLC_SOCKET_IFNAME", "lo", 1);
-  ::setenv("CCLC_SOCKET_FAMILY", GetParam(), 1);
+  ScopedEnv Lo("CCLC_SOCKET_IFNAME", "lo");
+  ScopedEnv Family("CCLC_SOCKET_FAMILY", GetParam());
   try {
     findInterface();
   } catch (const NetError &E) {
@@ -223,4 +228,113 @@ TEST(Bootstrap, AbortStopsAWaitInAnotherThread) {
   }
   EXPECT_LT(std::chrono::steady_clock::now() - Start, 2s);
   Aborter.join();
+}
+
+namespace {
+
+/// A root started in this process on a known address, and a two-rank job
+/// that must come through it after whatever the test did to it.
+struct Served {
+  SocketAddress At = findInterface().Addr;
+  uint64_t Secret = randomSecret();
+  Served() { At.setPort(freePort()); }
+
+  void expectAJobRuns() const {
+    UniqueId Id = makeUniqueId(At, Secret);
+    std::vector<int> Status = forkRanks(
+        2, [&](int Rank) { return exerciseBootstrap(*Bootstrap::init(Id, Rank, 2, 10s)); });
+    for (int Rank = 0; Rank < 2; ++Rank)
+      EXPECT_TRUE(exitedWith(Status[size_t(Rank)], 0)) << "rank " << Rank;
+  }
+};
+
+/// Whether the peer of S closed it within Limit.
+bool closedWithin(Socket &S, std::chrono::milliseconds Limit) {
+  pollfd P{S.fd(), POLLIN, 0};
+  if (::poll(&P, 1, int(Limit.count())) <= 0)
+    return false;
+  char Byte;
+  return ::recv(S.fd(), &Byte, 1, MSG_DONTWAIT) <= 0;
+}
+
+} // namespace
+
+/// Before any rank registers, the root waits for ranks without a limit; a
+/// connection that says nothing is still closed after HelloTimeout.
+TEST(Bootstrap, SilentConnectionsAreClosedQuickly) {
+  Served Job;
+  testing::internal::CaptureStderr();
+  Root R(Job.At, Job.At, Job.Secret, 30s);
+  Socket Silent = Socket::connect(Job.At, Deadline(5s), "reach the root");
+  auto Start = std::chrono::steady_clock::now();
+  bool Closed = closedWithin(Silent, HelloTimeout + 2s);
+  auto Took = std::chrono::steady_clock::now() - Start;
+  Job.expectAJobRuns();
+  std::string Log = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(Closed) << Log;
+  EXPECT_GE(Took, HelloTimeout - 100ms);
+  EXPECT_NE(Log.find("presented no secret within 2000 ms"), std::string::npos) << Log;
+}
+
+/// A root in a process with few descriptors left survives a flood of silent
+/// connections (more than its open-file limit) and serves the job after it.
+TEST(Bootstrap, RootSurvivesAFloodOfSilentConnections) {
+  Served Job;
+  testing::internal::CaptureStderr();
+  int Ready[2], Done[2];
+  ASSERT_EQ(::pipe(Ready), 0);
+  ASSERT_EQ(::pipe(Done), 0);
+  std::fflush(nullptr);
+  pid_t RootProcess = ::fork();
+  if (RootProcess == 0) {
+    // The root's process: too few descriptors for the flood.
+    ::close(Ready[0]);
+    ::close(Done[1]);
+    rlimit Files{128, 128};
+    int Code = 1;
+    if (::setrlimit(RLIMIT_NOFILE, &Files) == 0) {
+      Root R(Job.At, Job.At, Job.Secret, 10s);
+      char Byte = 1;
+      if (::write(Ready[1], &Byte, 1) == 1 && ::read(Done[0], &Byte, 1) == 0)
+        Code = 0;
+    }
+    std::fflush(nullptr);
+    ::_exit(Code);
+  }
+  ::close(Ready[1]);
+  ::close(Done[0]);
+  char Byte = 0;
+  ASSERT_EQ(::read(Ready[0], &Byte, 1), 1);
+  ::close(Ready[0]);
+  std::vector<Socket> Flood;
+  for (int I = 0; I < 300; ++I)
+    Flood.push_back(Socket::connect(Job.At, Deadline(5s), "flood the root"));
+  Job.expectAJobRuns();
+  // The root closed the connections it had to drop to make room.
+  int Closed = 0;
+  for (Socket &S : Flood)
+    Closed += closedWithin(S, 0ms);
+  EXPECT_GT(Closed, 0);
+  ::close(Done[1]);
+  std::vector<int> Status = waitForChildren({RootProcess}, 10s);
+  std::string Log = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(exitedWith(Status[0], 0));
+  EXPECT_NE(Log.find("no descriptor was left (Too many open files)"), std::string::npos) << Log;
+}
+
+/// A registration that claims more ranks than a job may have is refused,
+/// not allocated for, and the root goes on serving.
+TEST(Bootstrap, RootRefusesAHugeRankCount) {
+  Served Job;
+  testing::internal::CaptureStderr();
+  Root R(Job.At, Job.At, Job.Secret, 10s);
+  Socket Claim = connectWithHello(
+      Job.At, Hello::make(Job.Secret, HelloKind::Register, 0, std::numeric_limits<int>::max(), 0),
+      Deadline(5s), "reach the root");
+  SocketAddress Nowhere;
+  Claim.sendAll(&Nowhere, sizeof Nowhere, Deadline(5s), "register");
+  Job.expectAJobRuns();
+  std::string Log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(Log.find("it registers a job of 2147483647 ranks; the most is 65536"), std::string::npos)
+      << Log;
 }

@@ -121,6 +121,16 @@ TEST_F(LauncherEnv, MalformedEnvironment) {
   EXPECT_THROW(rendezvousFromEnvironment(), NetError);
   set("CCLC_ROOT_ADDR", "127.0.0.1:1234");
   EXPECT_NO_THROW(rendezvousFromEnvironment());
+  // A job larger than MaxRanks is refused where the size is read.
+  set("WORLD_SIZE", "65537");
+  try {
+    rendezvousFromEnvironment();
+    ADD_FAILURE() << "accepted a job of 65537 ranks";
+  } catch (const NetError &E) {
+    EXPECT_NE(std::string(E.what()).find("WORLD_SIZE=65537 is not an integer in [1, 65536]"),
+              std::string::npos)
+        << E.what();
+  }
 }
 
 TEST_F(LauncherEnv, TorchrunStyleJob) {

@@ -15,7 +15,9 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <cstdlib>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <sys/wait.h>
@@ -65,6 +67,34 @@ inline bool exitedWith(int Status, int Code) {
 inline bool killedBy(int Status, int Signal) {
   return Status != -1 && WIFSIGNALED(Status) && WTERMSIG(Status) == Signal;
 }
+
+/// Sets an environment variable, or unsets it when Value is empty, for the
+/// ranks forked in this scope; restores it afterwards. Tests change
+/// CCLC_SOCKET_IFNAME only this way, so that the loopback the test
+/// configuration sets holds for the tests after them.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *Name, const std::optional<std::string> &Value) : Name(Name) {
+    if (const char *Old = std::getenv(Name))
+      Saved = Old;
+    if (Value)
+      ::setenv(Name, Value->c_str(), 1);
+    else
+      ::unsetenv(Name);
+  }
+  ~ScopedEnv() {
+    if (Saved)
+      ::setenv(Name, Saved->c_str(), 1);
+    else
+      ::unsetenv(Name);
+  }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *Name;
+  std::optional<std::string> Saved;
+};
 
 /// A port that was free a moment ago.
 inline uint16_t freePort() {

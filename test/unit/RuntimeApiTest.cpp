@@ -71,9 +71,33 @@ TEST(Init, RefusesBadArguments) {
   EXPECT_EQ(Comm, nullptr);
   EXPECT_EQ(cclcCommDestroy(nullptr), cclcInvalidArgument);
   EXPECT_EQ(cclcCommAbort(nullptr), cclcInvalidArgument);
+  // A rank count no job may have is refused before anything is allocated.
+  for (int NRanks : {65537, 2147483647}) {
+    EXPECT_EQ(cclcCommInitRank(&Comm, NRanks, Id, 0), cclcInvalidArgument);
+    EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("a job has 1 to 65536 ranks"),
+              std::string::npos)
+        << cclcGetLastError(nullptr);
+  }
   ScopedEnv Timeout("CCLC_TIMEOUT_MS", "soon");
   EXPECT_EQ(cclcGetUniqueId(&Id), cclcInvalidArgument);
   EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("CCLC_TIMEOUT_MS"), std::string::npos);
+}
+
+/// A timeout whose deadline would overflow the clock is refused with the
+/// largest one accepted, instead of making every wait fail at once.
+TEST(Init, RefusesATimeoutBeyondTheLargest) {
+  cclcUniqueId Id{};
+  for (const char *Huge : {"2147483648", "10000000000000", "99999999999999999999999"}) {
+    ScopedEnv Timeout("CCLC_TIMEOUT_MS", Huge);
+    EXPECT_EQ(cclcGetUniqueId(&Id), cclcInvalidArgument) << Huge;
+    EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("in [1, 2147483647]"), std::string::npos)
+        << cclcGetLastError(nullptr);
+  }
+  ScopedEnv Largest("CCLC_TIMEOUT_MS", "2147483647");
+  cclcComm_t Comm = nullptr;
+  ASSERT_EQ(cclcGetUniqueId(&Id), cclcSuccess) << cclcGetLastError(nullptr);
+  ASSERT_EQ(cclcCommInitRank(&Comm, 1, Id, 0), cclcSuccess) << cclcGetLastError(nullptr);
+  EXPECT_EQ(cclcCommDestroy(Comm), cclcSuccess) << cclcGetLastError(nullptr);
 }
 
 TEST(Init, FromEnvironmentSaysWhatToSet) {

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "NetTestSupport.h"
+
 #include "runtime/api/cclc.h"
 #include "runtime/perf/Calls.h"
 #include "runtime/perf/LocalRanks.h"
@@ -146,28 +148,7 @@ inline void runJob(int NRanks, const JobBody &Body,
     EXPECT_EQ(perf::describeStatus(Status[size_t(Rank)]), "exited with 0") << "rank " << Rank;
 }
 
-/// Sets an environment variable (for the ranks forked in this scope), and
-/// restores it afterwards.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *Name, const std::string &Value) : Name(Name) {
-    if (const char *Old = std::getenv(Name))
-      Saved = Old;
-    ::setenv(Name, Value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (Saved)
-      ::setenv(Name, Saved->c_str(), 1);
-    else
-      ::unsetenv(Name);
-  }
-  ScopedEnv(const ScopedEnv &) = delete;
-  ScopedEnv &operator=(const ScopedEnv &) = delete;
-
-private:
-  const char *Name;
-  std::optional<std::string> Saved;
-};
+using net::test::ScopedEnv;
 
 /// Runs C out of place and in place on rank Rank of Comm with checked
 /// inputs, throwing on a failed call or a wrong element.

@@ -1,6 +1,7 @@
 //===- TransportTest.cpp - FIFO traffic over shared memory and TCP --------===//
 
 #include "runtime/transport/Transport.h"
+#include "runtime/transport/shm/ShmTransport.h"
 
 #include "NetTestSupport.h"
 
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <mutex>
+#include <sys/resource.h>
 #include <thread>
 
 using namespace cclc;
@@ -252,3 +254,129 @@ INSTANTIATE_TEST_SUITE_P(Net, DeadPeer,
                                                               TransportKind::Tcp),
                                             ::testing::Values(Victim::Sender, Victim::Receiver)),
                          deadPeerName);
+
+namespace {
+
+/// Where a test's rank writes a line for the test process to read.
+class LinePipe {
+public:
+  LinePipe() { require(::pipe(Fds) == 0, "a pipe"); }
+  ~LinePipe() {
+    ::close(Fds[0]);
+    ::close(Fds[1]);
+  }
+  void write(const std::string &Line) {
+    std::string Text = Line + "\n";
+    require(::write(Fds[1], Text.data(), Text.size()) == ssize_t(Text.size()), "a write");
+  }
+  /// What the ranks wrote, once they ended.
+  std::string read() {
+    ::close(Fds[1]);
+    Fds[1] = -1;
+    std::string Text;
+    char Buf[256];
+    for (ssize_t N; (N = ::read(Fds[0], Buf, sizeof Buf)) > 0;)
+      Text.append(Buf, size_t(N));
+    if (!Text.empty())
+      Text.pop_back();
+    return Text;
+  }
+
+private:
+  int Fds[2] = {-1, -1};
+};
+
+/// The tag of the first message of the first collective setup of a job:
+/// what a peer sends first when it describes its links.
+constexpr uint32_t FirstDescriptionTag = 0x80000000u;
+
+} // namespace
+
+/// A peer that describes more channels, or a larger offer, than this rank's
+/// links have is refused before anything is allocated for it: the claim of
+/// one 40-byte message would otherwise cost gigabytes.
+TEST(PeerDescription, BoundedByTheLocalLinks) {
+  constexpr int Refused = 7;
+  for (bool HugeOffer : {false, true}) {
+    testing::internal::CaptureStderr();
+    std::vector<int> Status = forkJob(2, 5s, [&](Bootstrap &B) {
+      if (B.rank() == 1) {
+        Description D;
+        D.Kind = TransportKind::Shm;
+        D.NumSlots = LinkOptions().NumSlots;
+        D.SlotBytes = LinkOptions().SlotBytes;
+        D.NumSockets = 2;
+        D.NumSends = HugeOffer ? 1 : 0x7fffffffu;
+        D.NumRecvs = HugeOffer ? 0 : 0x7fffffffu;
+        D.OfferBytes = HugeOffer ? 0xffffffffu : 0;
+        B.send(0, FirstDescriptionTag, &D, sizeof D);
+        std::this_thread::sleep_for(500ms);
+        return 0;
+      }
+      // A rank's virtual memory is far below this; the claims are above it.
+      rlimit Memory{size_t(4) << 30, size_t(4) << 30};
+      require(::setrlimit(RLIMIT_AS, &Memory) == 0, "a memory limit");
+      std::vector<Link> FromOne{{1, 0}}, None;
+      try {
+        Connections C(B, None, FromOne);
+      } catch (const NetError &E) {
+        std::fprintf(stderr, "rank 0: %s\n", E.what());
+        return Refused;
+      }
+      return 1;
+    });
+    std::string Log = testing::internal::GetCapturedStderr();
+    EXPECT_TRUE(exitedWith(Status[0], Refused)) << Log;
+    EXPECT_TRUE(exitedWith(Status[1], 0)) << Log;
+    EXPECT_NE(Log.find(HugeOffer ? "rank 1 offers 4294967295 bytes"
+                                 : "rank 1 sends to rank 0 on 2147483647 channels"),
+              std::string::npos)
+        << Log;
+  }
+}
+
+/// A rank killed during the setup of shared-memory links leaves no segment
+/// behind: neither when it was the receiver (which created the segment and
+/// offered it) nor when it was the sender (which never mapped it).
+TEST(ShmSetup, AKilledRankLeavesNoSegment) {
+  ::setenv("CCLC_TRANSPORT", "shm", 1);
+  for (int Killed : {0, 1}) {
+    LinePipe Offers;
+    testing::internal::CaptureStderr();
+    // Rank 0 sends to rank 1, which receives in a segment it creates.
+    std::vector<int> Status = forkJob(2, 2s, [&](Bootstrap &B) {
+      std::vector<Link> ToOne{{1, 0}}, FromZero{{0, 0}}, None;
+      int Me = B.rank();
+      if (Me != Killed) {
+        try {
+          Connections C(B, Me == 0 ? ToOne : None, Me == 0 ? None : FromZero);
+          B.barrier();
+        } catch (const NetError &E) {
+          std::fprintf(stderr, "rank %d: %s\n", Me, E.what());
+        }
+        return 0;
+      }
+      // The victim does what Connections does up to the offer, then dies.
+      LinkSetup Setup(B, Me == 0 ? ToOne : None, Me == 0 ? None : FromZero, LinkOptions(),
+                      TransportKind::Shm);
+      std::unique_ptr<ShmSegment> Seg;
+      if (Me == 1) {
+        Seg = ShmSegment::create(ShmSegment::uniqueName(1, 0), 1, LinkOptions().NumSlots,
+                                 LinkOptions().SlotBytes);
+        Setup.peers().at(0).Offer = Seg->name();
+      }
+      Setup.describe();
+      Offers.write(Me == 1 ? Seg->name() : Setup.peers().at(1).PeerOffer);
+      std::raise(SIGKILL);
+      return 1;
+    });
+    std::string Log = testing::internal::GetCapturedStderr();
+    std::string Name = Offers.read();
+    EXPECT_TRUE(exitedWith(Status[size_t(1 - Killed)], 0)) << Log;
+    EXPECT_TRUE(killedBy(Status[size_t(Killed)], SIGKILL)) << Log;
+    ASSERT_EQ(Name.rfind("/cclc-", 0), 0u) << Name;
+    EXPECT_FALSE(std::filesystem::exists("/dev/shm" + Name)) << "rank " << Killed << " killed\n"
+                                                             << Log;
+  }
+  ::unsetenv("CCLC_TRANSPORT");
+}

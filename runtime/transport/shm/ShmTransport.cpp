@@ -113,6 +113,20 @@ std::string ShmSegment::uniqueName(int Receiver, int Sender) {
   return Name;
 }
 
+bool ShmSegment::isNameFor(const std::string &Name, int Receiver, int Sender) {
+  std::string Prefix = "/cclc-", Suffix = "-" + std::to_string(Receiver) + "-" +
+                                          std::to_string(Sender);
+  return Name.size() > Prefix.size() + Suffix.size() && Name.size() < 96 &&
+         Name.compare(0, Prefix.size(), Prefix) == 0 &&
+         Name.compare(Name.size() - Suffix.size(), Suffix.size(), Suffix) == 0 &&
+         Name.find('/', 1) == std::string::npos;
+}
+
+void ShmSegment::removeOffered(const std::string &Name, int Receiver, int Sender) {
+  if (isNameFor(Name, Receiver, Sender))
+    ::shm_unlink(Name.c_str());
+}
+
 ShmSegment::~ShmSegment() {
   unlink();
   if (Base)

@@ -3,8 +3,11 @@
 // Links between ranks of one host. For each (sender, receiver) pair the
 // receiver creates one segment holding the FIFOs of every channel the sender
 // uses towards it, and names it to the sender over the bootstrap; the sender
-// maps it and says so, and the receiver then removes the name, so that the
-// segment disappears with the last process that maps it, crash or not.
+// maps it and removes the name at once, so that the segment disappears with
+// the last process that maps it, crash or not. Until then the name is
+// removed on every failure: by the receiver when its setup fails (a sender
+// that died), and by the sender for every name it was offered and had not
+// mapped when its setup fails (a receiver that died after offering).
 //
 // The segment's first cache line holds an abort word that both sides'
 // Waiters watch: a rank that fails raises it (to its rank + 1) and the other
@@ -35,6 +38,12 @@ public:
                                             uint32_t NumSlots, size_t SlotBytes);
   /// A name no other segment has, telling who made it for whom.
   static std::string uniqueName(int Receiver, int Sender);
+  /// Whether Name is one uniqueName(Receiver, Sender) makes: a sender opens
+  /// and removes only such names, whatever a peer offers.
+  static bool isNameFor(const std::string &Name, int Receiver, int Sender);
+  /// Removes the name of a segment Receiver offered this rank and this rank
+  /// did not map, when the setup fails; names of another form are left.
+  static void removeOffered(const std::string &Name, int Receiver, int Sender);
 
   /// Unmaps, and removes the name when this side created it and still holds it.
   ~ShmSegment();
