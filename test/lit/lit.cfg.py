@@ -28,6 +28,8 @@ config.substitutions.append(("%shared", os.path.join(config.shared_dir, "topolog
 # Tests over the real machines beside the checkout need them to be there.
 if os.path.isdir(os.path.join(config.shared_dir, "topologies")):
     config.available_features.add("shared-topologies")
+if config.have_nccl_api:
+    config.available_features.add("nccl-api")
 if config.have_cuda:
     config.available_features.add("cuda")
     config.substitutions.append(("%nvcc", config.cuda_compiler))

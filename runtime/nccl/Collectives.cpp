@@ -1,0 +1,324 @@
+//===- Collectives.cpp - NCCL's collectives and point-to-point over cclc's ===//
+//
+// Each call checks its arguments when it is issued and runs when submit()
+// says (at once, or at the end of its group). Collectives with a cclc
+// counterpart map onto it; ncclGather and ncclScatter are groups of sends
+// and receives, as NCCL builds them. What cclc's operators lack is done on
+// the host around a sum: ncclAvg divides the sum by the rank count, and a
+// pre-multiplied sum scales a copy of the input first — so those two take
+// host buffers only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Shim.h"
+
+#include "common/Dispatch.h"
+#include "host/Types.h"
+
+#include <cstring>
+
+namespace cclc::nccl {
+
+namespace {
+
+struct TypeInfo {
+  cclcDataType_t Cclc;
+  kern::DType Kernel;
+  size_t Bytes;
+};
+
+ncclResult_t typeOf(ncclDataType_t Type, TypeInfo &Info) {
+  switch (Type) {
+  case ncclInt8: Info = {cclcInt8, kern::DType::I8, 1}; break;
+  case ncclUint8: Info = {cclcUint8, kern::DType::U8, 1}; break;
+  case ncclInt32: Info = {cclcInt32, kern::DType::I32, 4}; break;
+  case ncclUint32: Info = {cclcUint32, kern::DType::U32, 4}; break;
+  case ncclInt64: Info = {cclcInt64, kern::DType::I64, 8}; break;
+  case ncclUint64: Info = {cclcUint64, kern::DType::U64, 8}; break;
+  case ncclFloat16: Info = {cclcFloat16, kern::DType::F16, 2}; break;
+  case ncclFloat32: Info = {cclcFloat32, kern::DType::F32, 4}; break;
+  case ncclFloat64: Info = {cclcFloat64, kern::DType::F64, 8}; break;
+  case ncclBfloat16: Info = {cclcBfloat16, kern::DType::BF16, 2}; break;
+  case ncclFloat8e4m3:
+  case ncclFloat8e5m2:
+    return fail(ncclInvalidArgument, "cclc has no 8-bit float types (ncclFloat8e4m3, "
+                                     "ncclFloat8e5m2); set CCLC_NCCL_FORWARD to run such calls "
+                                     "on NCCL");
+  default:
+    return fail(ncclInvalidArgument, "datatype " + std::to_string(int(Type)) + " is not one of NCCL's");
+  }
+  return ncclSuccess;
+}
+
+/// How a reduction runs: a cclc operator, and what the host adds to it.
+struct Reduction {
+  cclcRedOp_t Op = cclcSum;
+  enum class Extra { None, Average, PreMultiply } Also = Extra::None;
+  ncclComm::PreMulSum Scalar;
+};
+
+ncclResult_t reductionOf(ncclComm *C, ncclRedOp_t Op, ncclDataType_t Type, Reduction &R) {
+  switch (int(Op)) {
+  case ncclSum: R.Op = cclcSum; return ncclSuccess;
+  case ncclProd: R.Op = cclcProd; return ncclSuccess;
+  case ncclMax: R.Op = cclcMax; return ncclSuccess;
+  case ncclMin: R.Op = cclcMin; return ncclSuccess;
+  case ncclAvg: R.Also = Reduction::Extra::Average; return ncclSuccess;
+  default: break;
+  }
+  std::lock_guard<std::mutex> Guard(C->Lock);
+  size_t Index = size_t(Op) - ncclNumOps;
+  if (int(Op) < ncclNumOps || Index >= C->Operators.size() || !C->Operators[Index].Live)
+    return fail(ncclInvalidArgument, "operator " + std::to_string(int(Op)) +
+                                         " is neither NCCL's nor one this communicator made");
+  if (C->Operators[Index].Type != Type)
+    return fail(ncclInvalidArgument, "operator " + std::to_string(int(Op)) +
+                                         " was made for another datatype");
+  R.Also = Reduction::Extra::PreMultiply;
+  R.Scalar = C->Operators[Index];
+  return ncclSuccess;
+}
+
+/// Scales Count elements of Data in place: divides them by Divisor, or
+/// multiplies them by the element at Factor.
+void scale(void *Data, size_t Count, kern::DType Type, int Divisor, const void *Factor) {
+  kern::withElementType<host::TypeSet>(Type, [&]<class T>() {
+    T *Elements = static_cast<T *>(Data);
+    T By{};
+    if (Factor)
+      std::memcpy(&By, Factor, sizeof By);
+    for (size_t I = 0; I < Count; ++I) {
+      if constexpr (host::IsHalf<T>)
+        Elements[I] = T::fromFloat(Factor ? Elements[I].toFloat() * By.toFloat()
+                                          : Elements[I].toFloat() / float(Divisor));
+      else
+        Elements[I] = Factor ? T(Elements[I] * By) : T(Elements[I] / T(Divisor));
+    }
+  });
+}
+
+/// Runs Sum(Input, Output) — a cclc call that reduces with R.Op — with what
+/// R adds on the host: Input scaled first (into a copy of InCount
+/// elements), or OutCount elements of the output divided after (on the
+/// ranks that receive it, Receives).
+ncclResult_t reduceWith(ncclComm *C, const Reduction &R, const TypeInfo &T, const void *Input,
+                        size_t InCount, void *Output, size_t OutCount, bool Receives,
+                        const std::function<cclcResult_t(const void *, void *)> &Sum) {
+  if (R.Also == Reduction::Extra::None)
+    return fromCclc(Sum(Input, Output), C->Comm);
+  if (isDeviceMemory(Input) || isDeviceMemory(Output))
+    return fail(ncclInvalidUsage, "cclc serves ncclAvg and ncclRedOpCreatePreMulSum's "
+                                  "operators on host buffers only");
+  if (R.Also == Reduction::Extra::Average) {
+    if (ncclResult_t Result = fromCclc(Sum(Input, Output), C->Comm))
+      return Result;
+    if (Receives)
+      scale(Output, OutCount, T.Kernel, C->Size, nullptr);
+    return ncclSuccess;
+  }
+  std::vector<unsigned char> Scaled(InCount * T.Bytes);
+  std::memcpy(Scaled.data(), Input, Scaled.size());
+  const void *Factor = R.Scalar.Where ? R.Scalar.Where : R.Scalar.Value.data();
+  scale(Scaled.data(), InCount, T.Kernel, 1, Factor);
+  return fromCclc(Sum(Scaled.data(), Output), C->Comm);
+}
+
+/// Checks that Rank (a call's What) is a rank of C.
+ncclResult_t checkRank(const ncclComm *C, int Rank, const char *What) {
+  if (Rank < 0 || Rank >= C->Size)
+    return fail(ncclInvalidArgument, std::string(What) + " " + std::to_string(Rank) +
+                                         " is not a rank of the " + std::to_string(C->Size) +
+                                         "-rank communicator");
+  return ncclSuccess;
+}
+
+/// Checks the communicator and looks up Type.
+ncclResult_t prepare(const ncclComm *C, ncclDataType_t Type, TypeInfo &T) {
+  if (!C || !C->Comm)
+    return fail(ncclInvalidArgument, "the communicator is null or was never initialized");
+  return typeOf(Type, T);
+}
+
+/// Submits a checked call; what it throws becomes its status.
+template <class Fn> ncclResult_t run(ncclComm *C, Phase When, Fn Body) {
+  return submit(C, When, [Body = std::move(Body)] { return guarded(Body); });
+}
+
+} // namespace
+
+} // namespace cclc::nccl
+
+using namespace cclc::nccl;
+
+extern "C" {
+
+ncclResult_t ncclAllReduce(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
+                           ncclRedOp_t Op, ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  Reduction R;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = reductionOf(C, Op, Type, R)))
+    return Bad;
+  return run(C, Phase::Collective, [=] {
+    return reduceWith(C, R, T, Send, Count, Recv, Count, true, [&](const void *In, void *Out) {
+      return cclcAllReduce(In, Out, Count, T.Cclc, R.Op, C->Comm, Stream);
+    });
+  });
+}
+
+ncclResult_t ncclReduce(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
+                        ncclRedOp_t Op, int Root, ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  Reduction R;
+  if (ncclResult_t Bad = prepare(C, Type, T);
+      Bad || (Bad = checkRank(C, Root, "root")) || (Bad = reductionOf(C, Op, Type, R)))
+    return Bad;
+  return run(C, Phase::Collective, [=] {
+    return reduceWith(C, R, T, Send, Count, Recv, Count, C->Rank == Root,
+                      [&](const void *In, void *Out) {
+                        return cclcReduce(In, Out, Count, T.Cclc, R.Op, Root, C->Comm, Stream);
+                      });
+  });
+}
+
+ncclResult_t ncclReduceScatter(const void *Send, void *Recv, size_t RecvCount,
+                               ncclDataType_t Type, ncclRedOp_t Op, ncclComm_t C,
+                               cudaStream_t Stream) {
+  TypeInfo T;
+  Reduction R;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = reductionOf(C, Op, Type, R)))
+    return Bad;
+  return run(C, Phase::Collective, [=] {
+    return reduceWith(C, R, T, Send, RecvCount * C->Size, Recv, RecvCount, true,
+                      [&](const void *In, void *Out) {
+                        return cclcReduceScatter(In, Out, RecvCount, T.Cclc, R.Op, C->Comm,
+                                                 Stream);
+                      });
+  });
+}
+
+ncclResult_t ncclBroadcast(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
+                           int Root, ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Root, "root")))
+    return Bad;
+  return run(C, Phase::Collective, [=] {
+    return fromCclc(cclcBroadcast(Send, Recv, Count, T.Cclc, Root, C->Comm, Stream), C->Comm);
+  });
+}
+
+ncclResult_t ncclBcast(void *Buffer, size_t Count, ncclDataType_t Type, int Root, ncclComm_t C,
+                       cudaStream_t Stream) {
+  return ncclBroadcast(Buffer, Buffer, Count, Type, Root, C, Stream);
+}
+
+ncclResult_t ncclAllGather(const void *Send, void *Recv, size_t SendCount, ncclDataType_t Type,
+                           ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T))
+    return Bad;
+  return run(C, Phase::Collective, [=] {
+    return fromCclc(cclcAllGather(Send, Recv, SendCount, T.Cclc, C->Comm, Stream), C->Comm);
+  });
+}
+
+ncclResult_t ncclAlltoAll(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
+                          ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T))
+    return Bad;
+  return run(C, Phase::PointToPoint, [=] {
+    return fromCclc(cclcAllToAll(Send, Recv, Count, T.Cclc, C->Comm, Stream), C->Comm);
+  });
+}
+
+ncclResult_t ncclGather(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
+                        int Root, ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Root, "root")))
+    return Bad;
+  return run(C, Phase::PointToPoint, [=] {
+    // The root receives from every rank, itself included (a copy).
+    cclcResult_t R = cclcSend(Send, Count, T.Cclc, Root, C->Comm, Stream);
+    for (int Peer = 0; Peer < C->Size && R == cclcSuccess && C->Rank == Root; ++Peer)
+      R = cclcRecv(static_cast<char *>(Recv) + Peer * Count * T.Bytes, Count, T.Cclc, Peer,
+                   C->Comm, Stream);
+    return fromCclc(R, C->Comm);
+  });
+}
+
+ncclResult_t ncclScatter(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
+                         int Root, ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Root, "root")))
+    return Bad;
+  return run(C, Phase::PointToPoint, [=] {
+    cclcResult_t R = cclcSuccess;
+    for (int Peer = 0; Peer < C->Size && R == cclcSuccess && C->Rank == Root; ++Peer)
+      R = cclcSend(static_cast<const char *>(Send) + Peer * Count * T.Bytes, Count, T.Cclc, Peer,
+                   C->Comm, Stream);
+    if (R == cclcSuccess)
+      R = cclcRecv(Recv, Count, T.Cclc, Root, C->Comm, Stream);
+    return fromCclc(R, C->Comm);
+  });
+}
+
+ncclResult_t ncclSend(const void *Send, size_t Count, ncclDataType_t Type, int Peer,
+                      ncclComm_t C, cudaStream_t Stream) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Peer, "peer")))
+    return Bad;
+  return run(C, Phase::PointToPoint, [=] {
+    return fromCclc(cclcSend(Send, Count, T.Cclc, Peer, C->Comm, Stream), C->Comm);
+  });
+}
+
+ncclResult_t ncclRecv(void *Recv, size_t Count, ncclDataType_t Type, int Peer, ncclComm_t C,
+                      cudaStream_t Stream) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Peer, "peer")))
+    return Bad;
+  return run(C, Phase::PointToPoint, [=] {
+    return fromCclc(cclcRecv(Recv, Count, T.Cclc, Peer, C->Comm, Stream), C->Comm);
+  });
+}
+
+ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *Op, void *Scalar, ncclDataType_t Type,
+                                      ncclScalarResidence_t Residence, ncclComm_t C) {
+  TypeInfo T;
+  if (ncclResult_t R = prepare(C, Type, T))
+    return R;
+  if (!Op || !Scalar)
+    return fail(ncclInvalidArgument, "op and scalar must not be null");
+  ncclComm::PreMulSum Made;
+  Made.Type = Type;
+  Made.Live = true;
+  if (Residence == ncclScalarHostImmediate)
+    Made.Value.assign(static_cast<unsigned char *>(Scalar),
+                      static_cast<unsigned char *>(Scalar) + T.Bytes);
+  else
+    Made.Where = Scalar;
+  std::lock_guard<std::mutex> Guard(C->Lock);
+  size_t Index = 0;
+  while (Index < C->Operators.size() && C->Operators[Index].Live)
+    ++Index;
+  if (Index == C->Operators.size())
+    C->Operators.emplace_back();
+  C->Operators[Index] = std::move(Made);
+  *Op = ncclRedOp_t(ncclNumOps + Index);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t Op, ncclComm_t C) {
+  if (!C || !C->Comm)
+    return fail(ncclInvalidArgument, "the communicator is null or was never initialized");
+  std::lock_guard<std::mutex> Guard(C->Lock);
+  size_t Index = size_t(Op) - ncclNumOps;
+  if (int(Op) < ncclNumOps || Index >= C->Operators.size() || !C->Operators[Index].Live)
+    return fail(ncclInvalidArgument,
+                "operator " + std::to_string(int(Op)) + " was not made by ncclRedOpCreatePreMulSum "
+                "on this communicator, or is destroyed already");
+  C->Operators[Index] = {};
+  return ncclSuccess;
+}
+
+} // extern "C"
