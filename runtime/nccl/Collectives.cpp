@@ -41,9 +41,8 @@ ncclResult_t typeOf(ncclDataType_t Type, TypeInfo &Info) {
   case ncclBfloat16: Info = {cclcBfloat16, kern::DType::BF16, 2}; break;
   case ncclFloat8e4m3:
   case ncclFloat8e5m2:
-    return fail(ncclInvalidArgument, "cclc has no 8-bit float types (ncclFloat8e4m3, "
-                                     "ncclFloat8e5m2); set CCLC_NCCL_FORWARD to run such calls "
-                                     "on NCCL");
+    return fail(ncclInvalidArgument,
+                "cclc has no 8-bit float types (ncclFloat8e4m3, ncclFloat8e5m2)");
   default:
     return fail(ncclInvalidArgument, "datatype " + std::to_string(int(Type)) + " is not one of NCCL's");
   }

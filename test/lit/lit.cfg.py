@@ -30,6 +30,9 @@ if os.path.isdir(os.path.join(config.shared_dir, "topologies")):
     config.available_features.add("shared-topologies")
 if config.have_nccl_api:
     config.available_features.add("nccl-api")
+    # Built where the toolkit has the real libnccl.so to link against.
+    if os.path.exists(os.path.join(config.cclc_tools_dir, "nccl-host-check-real")):
+        config.available_features.add("real-nccl")
 if config.have_cuda:
     config.available_features.add("cuda")
     config.substitutions.append(("%nvcc", config.cuda_compiler))
