@@ -143,6 +143,17 @@ template <class Fn> ncclResult_t run(ncclComm *C, Phase When, Fn Body) {
   return submit(C, When, [Body = std::move(Body)] { return guarded(Body); });
 }
 
+/// Checks C, Type and (where Role names one) that Rank is a rank of C, then
+/// submits Call(T), one cclc call on Type's T.
+template <class Fn>
+ncclResult_t direct(ncclComm *C, ncclDataType_t Type, Phase When, Fn Call, int Rank = 0,
+                    const char *Role = nullptr) {
+  TypeInfo T;
+  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Role && (Bad = checkRank(C, Rank, Role))))
+    return Bad;
+  return run(C, When, [=] { return fromCclc(Call(T), C->Comm); });
+}
+
 } // namespace
 
 } // namespace cclc::nccl
@@ -197,12 +208,12 @@ ncclResult_t ncclReduceScatter(const void *Send, void *Recv, size_t RecvCount,
 
 ncclResult_t ncclBroadcast(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
                            int Root, ncclComm_t C, cudaStream_t Stream) {
-  TypeInfo T;
-  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Root, "root")))
-    return Bad;
-  return run(C, Phase::Collective, [=] {
-    return fromCclc(cclcBroadcast(Send, Recv, Count, T.Cclc, Root, C->Comm, Stream), C->Comm);
-  });
+  return direct(
+      C, Type, Phase::Collective,
+      [=](const TypeInfo &T) {
+        return cclcBroadcast(Send, Recv, Count, T.Cclc, Root, C->Comm, Stream);
+      },
+      Root, "root");
 }
 
 ncclResult_t ncclBcast(void *Buffer, size_t Count, ncclDataType_t Type, int Root, ncclComm_t C,
@@ -212,73 +223,61 @@ ncclResult_t ncclBcast(void *Buffer, size_t Count, ncclDataType_t Type, int Root
 
 ncclResult_t ncclAllGather(const void *Send, void *Recv, size_t SendCount, ncclDataType_t Type,
                            ncclComm_t C, cudaStream_t Stream) {
-  TypeInfo T;
-  if (ncclResult_t Bad = prepare(C, Type, T))
-    return Bad;
-  return run(C, Phase::Collective, [=] {
-    return fromCclc(cclcAllGather(Send, Recv, SendCount, T.Cclc, C->Comm, Stream), C->Comm);
+  return direct(C, Type, Phase::Collective, [=](const TypeInfo &T) {
+    return cclcAllGather(Send, Recv, SendCount, T.Cclc, C->Comm, Stream);
   });
 }
 
 ncclResult_t ncclAlltoAll(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
                           ncclComm_t C, cudaStream_t Stream) {
-  TypeInfo T;
-  if (ncclResult_t Bad = prepare(C, Type, T))
-    return Bad;
-  return run(C, Phase::PointToPoint, [=] {
-    return fromCclc(cclcAllToAll(Send, Recv, Count, T.Cclc, C->Comm, Stream), C->Comm);
+  return direct(C, Type, Phase::PointToPoint, [=](const TypeInfo &T) {
+    return cclcAllToAll(Send, Recv, Count, T.Cclc, C->Comm, Stream);
   });
 }
 
 ncclResult_t ncclGather(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
                         int Root, ncclComm_t C, cudaStream_t Stream) {
-  TypeInfo T;
-  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Root, "root")))
-    return Bad;
-  return run(C, Phase::PointToPoint, [=] {
-    // The root receives from every rank, itself included (a copy).
-    cclcResult_t R = cclcSend(Send, Count, T.Cclc, Root, C->Comm, Stream);
-    for (int Peer = 0; Peer < C->Size && R == cclcSuccess && C->Rank == Root; ++Peer)
-      R = cclcRecv(static_cast<char *>(Recv) + Peer * Count * T.Bytes, Count, T.Cclc, Peer,
-                   C->Comm, Stream);
-    return fromCclc(R, C->Comm);
-  });
+  return direct(
+      C, Type, Phase::PointToPoint,
+      [=](const TypeInfo &T) {
+        // The root receives from every rank, itself included (a copy).
+        cclcResult_t R = cclcSend(Send, Count, T.Cclc, Root, C->Comm, Stream);
+        for (int Peer = 0; Peer < C->Size && R == cclcSuccess && C->Rank == Root; ++Peer)
+          R = cclcRecv(static_cast<char *>(Recv) + Peer * Count * T.Bytes, Count, T.Cclc, Peer,
+                       C->Comm, Stream);
+        return R;
+      },
+      Root, "root");
 }
 
 ncclResult_t ncclScatter(const void *Send, void *Recv, size_t Count, ncclDataType_t Type,
                          int Root, ncclComm_t C, cudaStream_t Stream) {
-  TypeInfo T;
-  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Root, "root")))
-    return Bad;
-  return run(C, Phase::PointToPoint, [=] {
-    cclcResult_t R = cclcSuccess;
-    for (int Peer = 0; Peer < C->Size && R == cclcSuccess && C->Rank == Root; ++Peer)
-      R = cclcSend(static_cast<const char *>(Send) + Peer * Count * T.Bytes, Count, T.Cclc, Peer,
-                   C->Comm, Stream);
-    if (R == cclcSuccess)
-      R = cclcRecv(Recv, Count, T.Cclc, Root, C->Comm, Stream);
-    return fromCclc(R, C->Comm);
-  });
+  return direct(
+      C, Type, Phase::PointToPoint,
+      [=](const TypeInfo &T) {
+        cclcResult_t R = cclcSuccess;
+        for (int Peer = 0; Peer < C->Size && R == cclcSuccess && C->Rank == Root; ++Peer)
+          R = cclcSend(static_cast<const char *>(Send) + Peer * Count * T.Bytes, Count, T.Cclc,
+                       Peer, C->Comm, Stream);
+        return R == cclcSuccess ? cclcRecv(Recv, Count, T.Cclc, Root, C->Comm, Stream) : R;
+      },
+      Root, "root");
 }
 
 ncclResult_t ncclSend(const void *Send, size_t Count, ncclDataType_t Type, int Peer,
                       ncclComm_t C, cudaStream_t Stream) {
-  TypeInfo T;
-  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Peer, "peer")))
-    return Bad;
-  return run(C, Phase::PointToPoint, [=] {
-    return fromCclc(cclcSend(Send, Count, T.Cclc, Peer, C->Comm, Stream), C->Comm);
-  });
+  return direct(
+      C, Type, Phase::PointToPoint,
+      [=](const TypeInfo &T) { return cclcSend(Send, Count, T.Cclc, Peer, C->Comm, Stream); },
+      Peer, "peer");
 }
 
 ncclResult_t ncclRecv(void *Recv, size_t Count, ncclDataType_t Type, int Peer, ncclComm_t C,
                       cudaStream_t Stream) {
-  TypeInfo T;
-  if (ncclResult_t Bad = prepare(C, Type, T); Bad || (Bad = checkRank(C, Peer, "peer")))
-    return Bad;
-  return run(C, Phase::PointToPoint, [=] {
-    return fromCclc(cclcRecv(Recv, Count, T.Cclc, Peer, C->Comm, Stream), C->Comm);
-  });
+  return direct(
+      C, Type, Phase::PointToPoint,
+      [=](const TypeInfo &T) { return cclcRecv(Recv, Count, T.Cclc, Peer, C->Comm, Stream); },
+      Peer, "peer");
 }
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *Op, void *Scalar, ncclDataType_t Type,

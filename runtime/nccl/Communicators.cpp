@@ -93,6 +93,16 @@ ncclResult_t requireComm(const ncclComm *C) {
   return ncclSuccess;
 }
 
+/// Stores Value in *Out (the argument Name) for a query about Comm.
+ncclResult_t answer(const ncclComm *Comm, int *Out, const char *Name, int Value) {
+  if (ncclResult_t R = requireComm(Comm))
+    return R;
+  if (!Out)
+    return fail(ncclInvalidArgument, std::string(Name) + " is null");
+  *Out = Value;
+  return ncclSuccess;
+}
+
 /// Frees the shim's half of C once no other thread is inside a call on it.
 void release(ncclComm *C) {
   while (C->InFlight.load() > 0)
@@ -366,30 +376,15 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t Comm, ncclResult_t *AsyncError) {
 }
 
 ncclResult_t ncclCommCount(const ncclComm_t Comm, int *Count) {
-  if (ncclResult_t R = requireComm(Comm))
-    return R;
-  if (!Count)
-    return fail(ncclInvalidArgument, "count is null");
-  *Count = Comm->Size;
-  return ncclSuccess;
+  return answer(Comm, Count, "count", Comm ? Comm->Size : 0);
 }
 
 ncclResult_t ncclCommCuDevice(const ncclComm_t Comm, int *Device) {
-  if (ncclResult_t R = requireComm(Comm))
-    return R;
-  if (!Device)
-    return fail(ncclInvalidArgument, "device is null");
-  *Device = Comm->Device;
-  return ncclSuccess;
+  return answer(Comm, Device, "device", Comm ? Comm->Device : 0);
 }
 
 ncclResult_t ncclCommUserRank(const ncclComm_t Comm, int *Rank) {
-  if (ncclResult_t R = requireComm(Comm))
-    return R;
-  if (!Rank)
-    return fail(ncclInvalidArgument, "rank is null");
-  *Rank = Comm->Rank;
-  return ncclSuccess;
+  return answer(Comm, Rank, "rank", Comm ? Comm->Rank : 0);
 }
 
 ncclResult_t ncclMemAlloc(void **Pointer, size_t Size) {

@@ -321,6 +321,14 @@ static void waitForAsyncError(ncclComm_t Comm) {
   printf("rank %d: asynchronous error: %s\n", Rank, ncclGetErrorString(Async));
 }
 
+/* Says how a call on a failed communicator ended, waits until the
+ * communicator reports the failure, and aborts it. */
+static void endFailed(ncclComm_t Comm, const char *What, ncclResult_t R) {
+  printf("rank %d: %s: %s\n", Rank, What, ncclGetErrorString(R));
+  waitForAsyncError(Comm);
+  CHECK(ncclCommAbort(Comm));
+}
+
 static int runRank(ncclUniqueId Id, const char *Case) {
   ncclComm_t Comm;
   CHECK(ncclCommInitRank(&Comm, NRanks, Id, Rank));
@@ -346,10 +354,8 @@ static int runRank(ncclUniqueId Id, const char *Case) {
        * communicator */
       usleep(1000000);
       float X[16] = {0};
-      ncclResult_t R = ncclAllReduce(X, X, 16, ncclFloat32, ncclSum, Comm, 0);
-      printf("rank %d: allreduce after the abort: %s\n", Rank, ncclGetErrorString(R));
-      waitForAsyncError(Comm);
-      CHECK(ncclCommAbort(Comm));
+      endFailed(Comm, "allreduce after the abort",
+                ncclAllReduce(X, X, 16, ncclFloat32, ncclSum, Comm, 0));
     }
     printf("rank %d: abort done\n", Rank);
     return 0;
@@ -357,10 +363,8 @@ static int runRank(ncclUniqueId Id, const char *Case) {
     if (Rank == NRanks - 1)
       _exit(3);
     float X[1024] = {0};
-    ncclResult_t R = ncclAllReduce(X, X, 1024, ncclFloat32, ncclSum, Comm, 0);
-    printf("rank %d: allreduce with a dead rank: %s\n", Rank, ncclGetErrorString(R));
-    waitForAsyncError(Comm);
-    CHECK(ncclCommAbort(Comm));
+    endFailed(Comm, "allreduce with a dead rank",
+              ncclAllReduce(X, X, 1024, ncclFloat32, ncclSum, Comm, 0));
     return 0;
   }
   CHECK(ncclCommDestroy(Comm));
