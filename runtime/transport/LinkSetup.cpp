@@ -33,17 +33,37 @@ uint32_t socketTag(SetupScope Scope, uint32_t Sequence, uint32_t Index) {
 /// IPC handle and its context).
 constexpr uint32_t MaxOfferBytes = 256;
 
-/// Refuses what Peer described unless it fits what this rank expects from
-/// it (P and Options): the transport, the FIFO shape, as many channels each
-/// way as this rank has the other way, and an offer of a bounded size.
-/// Checked before the rest of the description is received, so that a peer
-/// cannot make this rank allocate more than its own plan needs.
-void checkDescription(int Rank, int Peer, const Description &D, const PeerLinks &P,
-                      const LinkOptions &Options) {
-  std::string Pair = rankName(Rank) + " and " + rankName(Peer);
+/// More channels than any plan has (NCCL has at most 64): a bound on what a
+/// peer may describe before this rank receives its channel lists.
+constexpr uint32_t MaxDescribedChannels = 4096;
+
+/// Refuses a description from Peer whose rest would make this rank receive
+/// more than any build and plan sends: checked before that rest is received,
+/// so that a peer cannot make this rank allocate at will.
+void checkBounds(int Peer, const Description &D) {
   if (D.Magic != DescriptionMagic)
     throw NetError(rankName(Peer) + " described its links in another format; the ranks run "
                                     "different builds");
+  if (D.NumSends > MaxDescribedChannels || D.NumRecvs > MaxDescribedChannels)
+    throw NetError(rankName(Peer) + " describes " + std::to_string(D.NumSends) + " and " +
+                   std::to_string(D.NumRecvs) + " channels, more than the " +
+                   std::to_string(MaxDescribedChannels) +
+                   " any plan has; the ranks run different builds");
+  if (D.OfferBytes > MaxOfferBytes)
+    throw NetError(rankName(Peer) + " offers " + std::to_string(D.OfferBytes) +
+                   " bytes of transport memory description, more than the " +
+                   std::to_string(MaxOfferBytes) +
+                   " any transport needs; the ranks run different builds");
+}
+
+/// Refuses what Peer described unless it fits what this rank expects from
+/// it (P and Options): the transport, the FIFO shape, and as many channels
+/// each way as this rank has the other way. Checked once the whole
+/// description is received, so that both ranks of a disagreeing pair get
+/// this far and both report it.
+void checkAgreement(int Rank, int Peer, const Description &D, const PeerLinks &P,
+                    const LinkOptions &Options) {
+  std::string Pair = rankName(Rank) + " and " + rankName(Peer);
   if (D.Kind != P.Kind)
     throw NetError(Pair + " chose different transports (" + transportName(P.Kind) + " and " +
                    transportName(D.Kind) +
@@ -60,11 +80,6 @@ void checkDescription(int Rank, int Peer, const Description &D, const PeerLinks 
                    std::to_string(D.NumRecvs) + ", but " + rankName(Rank) + " receives from it on " +
                    std::to_string(P.Recvs.size()) + " and sends on " +
                    std::to_string(P.Sends.size()) + "; the ranks run different plans");
-  if (D.OfferBytes > MaxOfferBytes)
-    throw NetError(rankName(Peer) + " offers " + std::to_string(D.OfferBytes) +
-                   " bytes of transport memory description to " + rankName(Rank) +
-                   ", more than the " + std::to_string(MaxOfferBytes) +
-                   " any transport needs; the ranks run different builds");
 }
 
 std::string channelList(const std::vector<int> &Channels) {
@@ -206,10 +221,11 @@ void LinkSetup::describe() {
   for (auto &[Peer, P] : Peers) {
     Description D;
     B.recv(Peer, setupTag(Scope, P.Sequence, SetupStep::Describe), &D, sizeof D);
-    checkDescription(Rank, Peer, D, P, Options);
+    checkBounds(Peer, D);
     size_t NumChannels = size_t(D.NumSends) + D.NumRecvs;
     std::vector<std::byte> Body(NumChannels * sizeof(int32_t) + D.OfferBytes);
     B.recv(Peer, setupTag(Scope, P.Sequence, SetupStep::DescribeLists), Body.data(), Body.size());
+    checkAgreement(Rank, Peer, D, P, Options);
     std::vector<int> Lists(NumChannels);
     std::memcpy(Lists.data(), Body.data(), NumChannels * sizeof(int32_t));
     std::vector<int> TheirSends(Lists.begin(), Lists.begin() + D.NumSends);
