@@ -6,10 +6,13 @@
 // kernel uses them. So the host and the CUDA connections view a FIFO through
 // this one layout:
 //
-//   [counters][uint64_t Sizes[NumSlots]][padding][slots]
+//   [counters][uint64_t Sizes[NumSlots]][CallStamp Stamps[NumSlots]][padding][slots]
 //
 // Each target brings its own counters (atomics on the host, words the
-// device reads with system-scope loads), laid out alike.
+// device reads with system-scope loads), laid out alike. Host executors
+// stamp every message with the call it belongs to, so that a receiver whose
+// peer makes another call fails instead of combining the wrong data; the
+// device leaves the stamps alone.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -21,6 +24,33 @@
 
 namespace cclc::kern {
 
+/// What a collective call is, as every message of it carries: ranks whose
+/// calls differ in any field (one calls with twice the count, another
+/// type, operator, root or collective, has loaded another plan, or skipped
+/// a call) must not exchange data. The fields hold the runtime's enums as
+/// numbers, since the templates do not know them.
+struct CallStamp {
+  /// The communicator's call number: the first collective is 1.
+  uint64_t Seq = 0;
+  /// The per-rank element count.
+  uint64_t Count = 0;
+  /// A hash of what fixes the algorithm's schedule: its name, collective,
+  /// root and chunk grid.
+  uint64_t Plan = 0;
+  int32_t Root = 0;
+  uint8_t Collective = 0;
+  uint8_t Type = 0;
+  uint8_t Op = 0;
+  uint8_t Reserved = 0; ///< Zero: pads the stamp to four words.
+
+  CCLC_HD bool operator==(const CallStamp &O) const {
+    return Seq == O.Seq && Count == O.Count && Plan == O.Plan && Root == O.Root &&
+           Collective == O.Collective && Type == O.Type && Op == O.Op;
+  }
+  CCLC_HD bool operator!=(const CallStamp &O) const { return !(*this == O); }
+};
+static_assert(sizeof(CallStamp) == 32, "every target and the TCP frames lay a stamp out alike");
+
 /// Bytes of a FIFO's counters: the sender's Tail and the receiver's Head,
 /// each on a cache line of its own.
 inline constexpr size_t FifoCounterBytes = 128;
@@ -31,13 +61,14 @@ template <class Counters> struct FifoView {
   static_assert(sizeof(Counters) == FifoCounterBytes, "host and device FIFOs share one layout");
 
   Counters *Header = nullptr;
-  uint64_t *Sizes = nullptr; ///< The size of the message in each slot.
+  uint64_t *Sizes = nullptr;   ///< The size of the message in each slot.
+  CallStamp *Stamps = nullptr; ///< The call of the message in each slot.
   std::byte *Slots = nullptr;
   uint32_t NumSlots = 0;
   size_t SlotBytes = 0;
 
   CCLC_HD static size_t slotsOffset(uint32_t NumSlots) {
-    size_t Off = sizeof(Counters) + NumSlots * sizeof(uint64_t);
+    size_t Off = sizeof(Counters) + NumSlots * (sizeof(uint64_t) + sizeof(CallStamp));
     return (Off + 63) / 64 * 64;
   }
   CCLC_HD static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
@@ -49,6 +80,7 @@ template <class Counters> struct FifoView {
     FifoView F;
     F.Header = static_cast<Counters *>(Mem);
     F.Sizes = reinterpret_cast<uint64_t *>(static_cast<std::byte *>(Mem) + sizeof(Counters));
+    F.Stamps = reinterpret_cast<CallStamp *>(F.Sizes + NumSlots);
     F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(NumSlots);
     F.NumSlots = NumSlots;
     F.SlotBytes = SlotBytes;

@@ -12,6 +12,13 @@
 // failing rank or the runtime raises so that all ranks stop instead of
 // hanging. A wait that ends that way throws CommError.
 //
+// The runtime gives both ends of its connections the stamp of the call in
+// progress (common/Fifo.h): the sender writes it beside each message's size
+// and the receiver compares it with its own before reading the message, so
+// ranks that make different calls fail at their first message, with
+// CallMismatch, before any data moves. Ends without a stamp (in-process
+// tests, point-to-point) neither write nor check one.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -31,7 +38,7 @@ namespace cclc::host {
 enum class CommStatus {
   Timeout,  ///< A peer did not make progress within the timeout.
   Aborted,  ///< Another rank or the runtime stopped the collective.
-  Mismatch, ///< A message had a different size than the step expected.
+  Mismatch, ///< A message had another size, or came from another call, than expected.
 };
 
 class CommError : public std::runtime_error {
@@ -42,6 +49,22 @@ public:
 
 private:
   CommStatus Status;
+};
+
+/// A message of another call than the receiver's: Sent is the peer's call,
+/// Expected the receiver's. The runtime rewrites the message with both
+/// calls described.
+class CallMismatch : public CommError {
+public:
+  CallMismatch(int Peer, const kern::CallStamp &Sent, const kern::CallStamp &Expected)
+      : CommError(CommStatus::Mismatch, "rank " + std::to_string(Peer) + " sent a message of its call " +
+                                            std::to_string(Sent.Seq) +
+                                            ", which differs from this rank's call " +
+                                            std::to_string(Expected.Seq) +
+                                            "; every rank must make the same calls"),
+        Peer(Peer), Sent(Sent), Expected(Expected) {}
+  int Peer;
+  kern::CallStamp Sent, Expected;
 };
 
 /// Bounds every blocking wait of one collective.
@@ -95,6 +118,8 @@ struct Outbox {
   Fifo Q;
   int Peer = -1;
   const Waiter *Wait = nullptr;
+  /// The call in progress, which every message carries; null for none.
+  const kern::CallStamp *Call = nullptr;
 
   /// Waits for a free slot and returns it.
   std::byte *acquire() {
@@ -114,6 +139,8 @@ struct Outbox {
   void post(size_t Bytes) {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
     Q.Sizes[Tail % Q.NumSlots] = Bytes;
+    if (Call)
+      Q.Stamps[Tail % Q.NumSlots] = *Call;
     Q.Header->Tail.store(Tail + 1, std::memory_order_release);
   }
 };
@@ -123,12 +150,17 @@ struct Inbox {
   Fifo Q;
   int Peer = -1;
   const Waiter *Wait = nullptr;
+  /// The call in progress, which every message must carry; null for none.
+  const kern::CallStamp *Call = nullptr;
 
-  /// Waits for the next message and returns its slot; Bytes must be its size.
+  /// Waits for the next message and returns its slot; Bytes must be its
+  /// size, and Call its stamp.
   const std::byte *peek(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     Wait->until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
                 "receive from", Peer);
+    if (Call && Q.Stamps[Head % Q.NumSlots] != *Call)
+      throw CallMismatch(Peer, Q.Stamps[Head % Q.NumSlots], *Call);
     uint64_t Got = Q.Sizes[Head % Q.NumSlots];
     if (Got != Bytes)
       throw CommError(CommStatus::Mismatch,
