@@ -220,7 +220,7 @@ std::string Communicator::describeMismatch(const host::CallMismatch &E) const {
               : "a call this build does not know (collective " + std::to_string(S.Collective) +
                     ", type " + std::to_string(S.Type) + ", operator " + std::to_string(S.Op) +
                     ")") +
-           " with " + (A ? planTag(A->Name, S.Plan) : planTag("a plan not loaded here", S.Plan)) +
+           " with " + (A ? planTag(A->Name, S.Plan) : "a plan not loaded here (" + planTag("", S.Plan) + ")") +
            " as its call " + std::to_string(S.Seq);
   };
   return "rank " + std::to_string(E.Peer) + " called " + Describe(E.Sent) + " where rank " +

@@ -17,7 +17,8 @@
 // and the receiver compares it with its own before reading the message, so
 // ranks that make different calls fail at their first message, with
 // CallMismatch, before any data moves. Ends without a stamp (in-process
-// tests, point-to-point) neither write nor check one.
+// tests) neither write nor check one; point-to-point transfers read their
+// slots themselves and check sizes only.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
