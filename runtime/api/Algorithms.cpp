@@ -48,13 +48,11 @@ Fn findKernel(const std::map<std::pair<host::DType, host::RedOp>, Fn> &Kernels,
 Algorithm identified(Algorithm A) {
   // FNV-1a over the fields that fix the schedule: stable across processes
   // and builds, unlike std::hash.
-  std::string Key = A.Name + '/' + std::to_string(int(A.Collective)) + '/' +
-                    std::to_string(A.Root) + '/' + std::to_string(A.Shape.Grid.NChannels) + '/' +
-                    std::to_string(A.Shape.Grid.ChunksPerChannel) + '/' +
-                    std::to_string(A.Shape.Grid.MaxSliceChunks) + '/' +
-                    std::to_string(A.Shape.InputUnits) + '/' +
-                    std::to_string(A.Shape.OutputUnits) + '/' +
-                    std::to_string(A.Shape.ScratchUnits);
+  std::string Key =
+      A.Name + '/' + std::to_string(int(A.Collective)) + '/' + std::to_string(A.Root) + '/' +
+      std::to_string(A.Shape.Grid.NChannels) + '/' + std::to_string(A.Shape.Grid.ChunksPerChannel) +
+      '/' + std::to_string(A.Shape.Grid.MaxSliceChunks) + '/' + std::to_string(A.Shape.InputUnits) +
+      '/' + std::to_string(A.Shape.OutputUnits) + '/' + std::to_string(A.Shape.ScratchUnits);
   uint64_t H = 0xcbf29ce484222325ull;
   for (unsigned char C : Key)
     H = (H ^ C) * 0x100000001b3ull;

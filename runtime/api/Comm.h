@@ -160,8 +160,9 @@ private:
   /// while it works.
   std::string Failure;
   cclcResult_t FailureResult = cclcSuccess;
-  /// Collective calls made so far, refusals aside: each call's number in its
-  /// stamp, so that a rank that skipped a call fails at the next.
+  /// Collective calls that passed their argument checks so far: each call's
+  /// number in its stamp, so that a rank that skipped a call fails at the
+  /// next.
   uint64_t Calls = 0;
   /// Held by every call, so that abort() knows when none is running.
   std::mutex CallLock;

@@ -90,8 +90,8 @@ kern::CallStamp stampOf(const Request &R, uint64_t Plan, uint64_t Seq) {
 
 /// The request a peer's stamp S describes; none when a field is out of range.
 std::optional<Request> requestOf(const kern::CallStamp &S) {
-  if (S.Collective > uint8_t(plan::CollectiveKind::AllToAll) || S.Type >= plan::allDTypes().size() ||
-      S.Op >= plan::allRedOps().size())
+  if (S.Collective > uint8_t(plan::CollectiveKind::AllToAll) ||
+      S.Type >= plan::allDTypes().size() || S.Op >= plan::allRedOps().size())
     return std::nullopt;
   Request R;
   R.Collective = plan::CollectiveKind(S.Collective);
@@ -194,10 +194,9 @@ std::vector<std::exception_ptr> Communicator::runOnHost(const Request &R, const 
     // An abort heard from elsewhere keeps its cause; spread it further.
     auto Stop = [&](const char *What) {
       std::string Heard = Links.failure();
-      Links.abort(Heard.empty()
-                      ? "rank " + std::to_string(Rank) + ", channel " + std::to_string(Channel) +
-                            ": " + What
-                      : Heard);
+      Links.abort(Heard.empty() ? "rank " + std::to_string(Rank) + ", channel " +
+                                      std::to_string(Channel) + ": " + What
+                                : Heard);
     };
     try {
       A.run(R, Args, Channel);
@@ -220,7 +219,8 @@ std::string Communicator::describeMismatch(const host::CallMismatch &E) const {
               : "a call this build does not know (collective " + std::to_string(S.Collective) +
                     ", type " + std::to_string(S.Type) + ", operator " + std::to_string(S.Op) +
                     ")") +
-           " with " + (A ? planTag(A->Name, S.Plan) : "a plan not loaded here (" + planTag("", S.Plan) + ")") +
+           " with " +
+           (A ? planTag(A->Name, S.Plan) : "a plan not loaded here (" + planTag("", S.Plan) + ")") +
            " as its call " + std::to_string(S.Seq);
   };
   return "rank " + std::to_string(E.Peer) + " called " + Describe(E.Sent) + " where rank " +

@@ -22,9 +22,9 @@
 // TCP peer that dies or aborts is noticed by the proxy thread, which aborts
 // the same way and closes its sockets, spreading the failure further.
 //
-// Every message carries the stamp of the call it belongs to (beginCall()),
-// so that ranks that make different calls on the same connections fail
-// instead of mixing their data.
+// A call's first message on each FIFO carries the call's stamp
+// (beginCall(), host/Connection.h), so that ranks that make different calls
+// on the same connections fail instead of mixing their data.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -65,9 +65,10 @@ public:
   host::Outbox &out(int Peer, int Channel) override;
   host::Inbox &in(int Peer, int Channel) override;
 
-  /// Makes every message sent from now on carry Stamp, and every message
-  /// received carry it too or fail with host::CallMismatch. The runtime
-  /// stamps each collective call before it runs.
+  /// Makes the next call's first message sent on each FIFO carry Stamp, and
+  /// the first received on each carry it too or fail with
+  /// host::CallMismatch. The runtime stamps each collective call before it
+  /// runs.
   void beginCall(const kern::CallStamp &Stamp) { Call = Stamp; }
 
   TransportKind transport(int Peer) const;

@@ -10,9 +10,9 @@
 //
 // Each target brings its own counters (atomics on the host, words the
 // device reads with system-scope loads), laid out alike. Host executors
-// stamp every message with the call it belongs to, so that a receiver whose
-// peer makes another call fails instead of combining the wrong data; the
-// device leaves the stamps alone.
+// stamp the first message of each call on a FIFO with the call, so that a
+// receiver whose peer makes another call fails instead of combining the
+// wrong data (host/Connection.h); the device leaves the stamps alone.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -24,7 +24,7 @@
 
 namespace cclc::kern {
 
-/// What a collective call is, as every message of it carries: ranks whose
+/// What a collective call is, as its first message on each FIFO carries: ranks whose
 /// calls differ in any field (one calls with twice the count, another
 /// type, operator, root or collective, has loaded another plan, or skipped
 /// a call) must not exchange data. The fields hold the runtime's enums as
@@ -62,7 +62,7 @@ template <class Counters> struct FifoView {
 
   Counters *Header = nullptr;
   uint64_t *Sizes = nullptr;   ///< The size of the message in each slot.
-  CallStamp *Stamps = nullptr; ///< The call of the message in each slot.
+  CallStamp *Stamps = nullptr; ///< The call of each slot's message, if its first.
   std::byte *Slots = nullptr;
   uint32_t NumSlots = 0;
   size_t SlotBytes = 0;

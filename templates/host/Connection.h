@@ -13,10 +13,14 @@
 // hanging. A wait that ends that way throws CommError.
 //
 // The runtime gives both ends of its connections the stamp of the call in
-// progress (common/Fifo.h): the sender writes it beside each message's size
-// and the receiver compares it with its own before reading the message, so
-// ranks that make different calls fail at their first message, with
-// CallMismatch, before any data moves. Ends without a stamp (in-process
+// progress (common/Fifo.h): the sender writes it beside the size of the
+// call's first message on the FIFO, and the receiver compares it with its
+// own before reading that message, so ranks that make different calls fail
+// at their first message, with CallMismatch, before any data moves. Calls
+// that agree on their stamps run the same schedule, so their later messages
+// line up and need no stamp: each call costs one stamp per FIFO, whatever
+// its size. A receiver that meets a message other than the peer's first of
+// the call finds an older stamp there, since call numbers only grow. Ends without a stamp (in-process
 // tests) neither write nor check one; point-to-point transfers read their
 // slots themselves and check sizes only.
 //
@@ -58,11 +62,10 @@ private:
 class CallMismatch : public CommError {
 public:
   CallMismatch(int Peer, const kern::CallStamp &Sent, const kern::CallStamp &Expected)
-      : CommError(CommStatus::Mismatch, "rank " + std::to_string(Peer) + " sent a message of its call " +
-                                            std::to_string(Sent.Seq) +
-                                            ", which differs from this rank's call " +
-                                            std::to_string(Expected.Seq) +
-                                            "; every rank must make the same calls"),
+      : CommError(CommStatus::Mismatch,
+                  "rank " + std::to_string(Peer) + " sent a message of another call (its call " +
+                      std::to_string(Sent.Seq) + ", this rank's call " +
+                      std::to_string(Expected.Seq) + "); every rank must make the same calls"),
         Peer(Peer), Sent(Sent), Expected(Expected) {}
   int Peer;
   kern::CallStamp Sent, Expected;
@@ -119,8 +122,10 @@ struct Outbox {
   Fifo Q;
   int Peer = -1;
   const Waiter *Wait = nullptr;
-  /// The call in progress, which every message carries; null for none.
+  /// The call in progress, whose first message carries it; null for none.
   const kern::CallStamp *Call = nullptr;
+  /// The number of the last call whose first message was stamped.
+  uint64_t Stamped = 0;
 
   /// Waits for a free slot and returns it.
   std::byte *acquire() {
@@ -140,8 +145,10 @@ struct Outbox {
   void post(size_t Bytes) {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
     Q.Sizes[Tail % Q.NumSlots] = Bytes;
-    if (Call)
+    if (Call && Call->Seq != Stamped) {
       Q.Stamps[Tail % Q.NumSlots] = *Call;
+      Stamped = Call->Seq;
+    }
     Q.Header->Tail.store(Tail + 1, std::memory_order_release);
   }
 };
@@ -151,17 +158,22 @@ struct Inbox {
   Fifo Q;
   int Peer = -1;
   const Waiter *Wait = nullptr;
-  /// The call in progress, which every message must carry; null for none.
+  /// The call in progress, whose first message must carry it; null for none.
   const kern::CallStamp *Call = nullptr;
+  /// The number of the last call whose first message was checked.
+  uint64_t Checked = 0;
 
   /// Waits for the next message and returns its slot; Bytes must be its
-  /// size, and Call its stamp.
+  /// size, and Call the stamp of the call's first.
   const std::byte *peek(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     Wait->until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
                 "receive from", Peer);
-    if (Call && Q.Stamps[Head % Q.NumSlots] != *Call)
-      throw CallMismatch(Peer, Q.Stamps[Head % Q.NumSlots], *Call);
+    if (Call && Call->Seq != Checked) {
+      if (Q.Stamps[Head % Q.NumSlots] != *Call)
+        throw CallMismatch(Peer, Q.Stamps[Head % Q.NumSlots], *Call);
+      Checked = Call->Seq;
+    }
     uint64_t Got = Q.Sizes[Head % Q.NumSlots];
     if (Got != Bytes)
       throw CommError(CommStatus::Mismatch,

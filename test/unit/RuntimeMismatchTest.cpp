@@ -52,10 +52,14 @@ struct Case {
 };
 
 const Case Cases[] = {
-    {"Count", Difference::Count, 2},           {"Type", Difference::Type, 3},
-    {"Op", Difference::Op, 4},                 {"Root", Difference::Root, 2},
-    {"Collective", Difference::Collective, 8}, {"Plan", Difference::Plan, 4},
-    {"SkippedCall", Difference::SkippedCall, 5}, {"Kernel", Difference::Kernel, 4},
+    {"Count", Difference::Count, 2},
+    {"Type", Difference::Type, 3},
+    {"Op", Difference::Op, 4},
+    {"Root", Difference::Root, 2},
+    {"Collective", Difference::Collective, 8},
+    {"Plan", Difference::Plan, 4},
+    {"SkippedCall", Difference::SkippedCall, 5},
+    {"Kernel", Difference::Kernel, 4},
 };
 
 /// The call rank Rank makes in case K.
@@ -71,7 +75,7 @@ perf::Call callOf(const Case &K, int Rank) {
     return C;
   switch (K.What) {
   case Difference::Count: C.Count = 2 * Count; break;
-  case Difference::Type: C.Type = cclcInt32; break; // the size of f32
+  case Difference::Type: C.Type = cclcInt32; break; // of f32's size
   case Difference::Op:
   case Difference::Kernel: C.Op = cclcMax; break;
   case Difference::Root: C.Root = 1; break;

@@ -23,7 +23,7 @@ constexpr unsigned SpinRounds = 2000;
 constexpr int FramesPerRead = 64;
 
 enum class FrameType : uint32_t {
-  Data = 1, ///< A message: Seq of Channel, with its slot's size word and stamp; the payload follows.
+  Data = 1, ///< Message Seq of Channel, its slot's size word and stamp; the payload follows.
   Credit,   ///< The receiver has released every message of Channel before Seq.
   Goodbye,  ///< The sender is done with this socket; its EOF is expected.
 };
@@ -242,10 +242,9 @@ bool TcpProxy::Engine::dispatch(PeerState &P, bool Leaving) {
                        "; the ranks run different plans");
       uint64_t Slot = L.Dispatched % L.Q.NumSlots;
       uint64_t SizeWord = L.Q.Sizes[Slot];
-      C.Queue.push_back({Frame{FrameType::Data, uint32_t(L.Channel), L.Dispatched, SizeWord,
-                               L.Q.Stamps[Slot]},
-                         L.Q.Slots + Slot * L.Q.SlotBytes, payloadBytes(SizeWord, L.Q.SlotBytes),
-                         &L, nullptr});
+      C.Queue.push_back(
+          {Frame{FrameType::Data, uint32_t(L.Channel), L.Dispatched, SizeWord, L.Q.Stamps[Slot]},
+           L.Q.Slots + Slot * L.Q.SlotBytes, payloadBytes(SizeWord, L.Q.SlotBytes), &L, nullptr});
       ++L.Dispatched;
       Progress = true;
     }
