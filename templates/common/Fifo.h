@@ -51,6 +51,30 @@ struct CallStamp {
 };
 static_assert(sizeof(CallStamp) == 32, "every target and the TCP frames lay a stamp out alike");
 
+/// The top bit of a size word that carries a call: the word of a call's
+/// first message holds its size in the low 32 bits (a collective's messages
+/// fit a slot) and a 31-bit digest of the call's stamp above, so that the
+/// receiver checks the call in the word it reads anyway and reads the stamp
+/// itself only to describe a mismatch. Other words hold a plain size, which
+/// point-to-point messages that span slots make larger than 32 bits.
+inline constexpr uint64_t StampedWord = uint64_t(1) << 63;
+
+/// The bits of the size word of S's first message that are not its size.
+CCLC_HD inline uint64_t stampDigest(const CallStamp &S) {
+  uint64_t H = (S.Seq * 0x9e3779b97f4a7c15ull) ^ S.Count;
+  H = ((H ^ (H >> 29)) * 0xbf58476d1ce4e5b9ull) ^ S.Plan;
+  H = ((H ^ (H >> 32)) * 0x94d049bb133111ebull) ^
+      ((uint64_t(uint32_t(S.Root)) << 24) | (uint64_t(S.Collective) << 16) |
+       (uint64_t(S.Type) << 8) | S.Op);
+  H = (H ^ (H >> 31)) * 0x9e3779b97f4a7c15ull;
+  return StampedWord | (H & 0x7fffffff00000000ull);
+}
+
+/// The message size a size word holds.
+CCLC_HD inline uint64_t wordBytes(uint64_t Word) {
+  return Word & StampedWord ? Word & 0xffffffffull : Word;
+}
+
 /// Bytes of a FIFO's counters: the sender's Tail and the receiver's Head,
 /// each on a cache line of its own.
 inline constexpr size_t FifoCounterBytes = 128;
@@ -61,7 +85,7 @@ template <class Counters> struct FifoView {
   static_assert(sizeof(Counters) == FifoCounterBytes, "host and device FIFOs share one layout");
 
   Counters *Header = nullptr;
-  uint64_t *Sizes = nullptr;   ///< The size of the message in each slot.
+  uint64_t *Sizes = nullptr;   ///< The size word of the message in each slot.
   CallStamp *Stamps = nullptr; ///< The call of each slot's message, if its first.
   std::byte *Slots = nullptr;
   uint32_t NumSlots = 0;

@@ -37,11 +37,11 @@ struct Frame {
 };
 static_assert(sizeof(Frame) == 56);
 
-/// The bytes a slot whose size word is SizeWord holds: the word itself, or
-/// the whole slot when the word is larger, which a message that goes on in
-/// later slots says (point-to-point messages span slots).
+/// The bytes a slot whose size word is SizeWord holds: the size the word
+/// holds, or the whole slot when the size is larger, which a message that
+/// goes on in later slots says (point-to-point messages span slots).
 size_t payloadBytes(uint64_t SizeWord, size_t SlotBytes) {
-  return size_t(std::min<uint64_t>(SizeWord, SlotBytes));
+  return size_t(std::min<uint64_t>(kern::wordBytes(SizeWord), SlotBytes));
 }
 
 /// Which sequence numbers of a window of NumSlots have completed, and where
