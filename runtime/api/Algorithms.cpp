@@ -5,6 +5,7 @@
 #include "runtime/api/Environment.h"
 #include "runtime/api/Types.h"
 
+#include <cstdio>
 #include <iostream>
 #include <limits>
 #include <sstream>
@@ -43,7 +44,24 @@ Fn findKernel(const std::map<std::pair<host::DType, host::RedOp>, Fn> &Kernels,
   return nullptr;
 }
 
-/// "allreduce of 4 KiB (f32, sum)", "broadcast of 8 B (u8, root 2)".
+/// A with its Identity set.
+Algorithm identified(Algorithm A) {
+  // FNV-1a over the fields that fix the schedule: stable across processes
+  // and builds, unlike std::hash.
+  std::string Key =
+      A.Name + '/' + std::to_string(int(A.Collective)) + '/' + std::to_string(A.Root) + '/' +
+      std::to_string(A.Shape.Grid.NChannels) + '/' + std::to_string(A.Shape.Grid.ChunksPerChannel) +
+      '/' + std::to_string(A.Shape.Grid.MaxSliceChunks) + '/' + std::to_string(A.Shape.InputUnits) +
+      '/' + std::to_string(A.Shape.OutputUnits) + '/' + std::to_string(A.Shape.ScratchUnits);
+  uint64_t H = 0xcbf29ce484222325ull;
+  for (unsigned char C : Key)
+    H = (H ^ C) * 0x100000001b3ull;
+  A.Identity = H;
+  return A;
+}
+
+} // namespace
+
 std::string describeCall(const Request &R) {
   return std::string(plan::collectiveName(R.Collective)) + " of " + plan::formatBytes(R.bytes()) +
          " (" + std::string(plan::dtypeName(R.Type)) +
@@ -51,7 +69,11 @@ std::string describeCall(const Request &R) {
          (plan::hasRoot(R.Collective) ? ", root " + std::to_string(R.Root) : "") + ")";
 }
 
-} // namespace
+std::string planTag(const std::string &Name, uint64_t Identity) {
+  char Short[9];
+  std::snprintf(Short, sizeof Short, "%08x", unsigned(uint32_t(Identity ^ (Identity >> 32))));
+  return Name + "#" + Short;
+}
 
 uint64_t Request::bytes() const { return uint64_t(Count) * plan::dtypeBytes(Type); }
 
@@ -97,7 +119,17 @@ std::string Algorithm::describe(Target Where) const {
 AlgorithmTable::AlgorithmTable(int Rank, int NRanks)
     : Rank(Rank), NRanks(NRanks), Info(debugInfoFromEnvironment()) {}
 
-void AlgorithmTable::add(Algorithm A) { Loaded.push_back(std::move(A)); }
+void AlgorithmTable::add(Algorithm A) { Loaded.push_back(identified(std::move(A))); }
+
+const Algorithm *AlgorithmTable::withIdentity(uint64_t Identity) const {
+  for (const Algorithm &A : Loaded)
+    if (A.Identity == Identity)
+      return &A;
+  for (const auto &[Key, A] : Fallbacks)
+    if (A.Identity == Identity)
+      return &A;
+  return nullptr;
+}
 
 const Algorithm *AlgorithmTable::best(const Request &R) const {
   const Algorithm *Best = nullptr;
@@ -122,7 +154,7 @@ const Algorithm &AlgorithmTable::choose(const Request &R,
     auto Key = std::make_tuple(R.Collective, R.Root, R.Where);
     auto It = Fallbacks.find(Key);
     if (It == Fallbacks.end()) {
-      It = Fallbacks.emplace(Key, MakeFallback()).first;
+      It = Fallbacks.emplace(Key, identified(MakeFallback())).first;
       log("WARN", "no loaded algorithm serves " + describeCall(R) + " on " +
                       std::to_string(NRanks) + " ranks; falling back on " +
                       It->second.describe(R.Where) +

@@ -65,6 +65,9 @@ struct Request {
   uint64_t bytes() const;
 };
 
+/// "allreduce of 4 KiB (f32, sum)", "broadcast of 8 B (u8, root 2)".
+std::string describeCall(const Request &R);
+
 /// One entry of a generated kernel table, host::KernelInfo or
 /// cuda::KernelInfo, as loading checks and groups it whatever its target.
 struct KernelEntry {
@@ -112,6 +115,10 @@ struct Algorithm {
   enum class Executor { Kernel, CudaKernel, Interpreter };
 
   std::string Name;
+  /// A hash of what fixes its schedule and messages, whichever executor runs
+  /// it: name, collective, root, chunk grid and buffer units. Every message
+  /// of a call carries it (kern::CallStamp::Plan); the table sets it.
+  uint64_t Identity = 0;
   /// Where it came from, for logs: "plan ring.json", "kernels", "the
   /// library's ring, built into the runtime".
   std::string Origin;
@@ -150,6 +157,10 @@ struct Algorithm {
   std::string describe(Target Where = Target::Host) const;
 };
 
+/// "ring_allreduce#1a2b3c4d": Name, and Identity in short, which tells apart
+/// two plans of one algorithm compiled differently.
+std::string planTag(const std::string &Name, uint64_t Identity);
+
 class AlgorithmTable {
 public:
   AlgorithmTable(int Rank, int NRanks);
@@ -162,6 +173,9 @@ public:
   const Algorithm &choose(const Request &R, const std::function<Algorithm()> &MakeFallback);
 
   const std::deque<Algorithm> &loaded() const { return Loaded; }
+  /// The loaded or fallback algorithm of identity Identity; null when none
+  /// is, as for a plan only a peer loaded.
+  const Algorithm *withIdentity(uint64_t Identity) const;
 
 private:
   const Algorithm *best(const Request &R) const;

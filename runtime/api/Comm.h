@@ -131,6 +131,10 @@ private:
   /// Runs R's channels on the host with Args; each channel's error.
   std::vector<std::exception_ptr> runOnHost(const Request &R, const Algorithm &A,
                                             const kern::CallArgs &Args);
+  /// "rank 1 called allreduce of 8 KiB (f32, sum) with ring_allreduce#1a2b3c4d
+  /// as its call 3 where rank 0 called ...": both sides of E, a message of
+  /// another call than this rank's.
+  std::string describeMismatch(const host::CallMismatch &E) const;
   /// Records that Call ("allreduce of 4 KiB with ring_allreduce") failed
   /// and throws the cause of Errors, the errors of its channels (or its
   /// one error), with its context.
@@ -156,6 +160,10 @@ private:
   /// while it works.
   std::string Failure;
   cclcResult_t FailureResult = cclcSuccess;
+  /// Collective calls that passed their argument checks so far: each call's
+  /// number in its stamp, so that a rank that skipped a call fails at the
+  /// next.
+  uint64_t Calls = 0;
   /// Held by every call, so that abort() knows when none is running.
   std::mutex CallLock;
   /// Guards Gpu's creation against abort() from another thread.

@@ -27,6 +27,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 
 namespace cclc::runtime {
 
@@ -73,6 +74,34 @@ kern::CallArgs placeBuffers(const Request &R, const Algorithm &A, int Rank, cons
   return Args;
 }
 
+/// What every message of R, run by the algorithm of identity Plan as the
+/// communicator's call Seq, carries.
+kern::CallStamp stampOf(const Request &R, uint64_t Plan, uint64_t Seq) {
+  kern::CallStamp S;
+  S.Seq = Seq;
+  S.Count = R.Count;
+  S.Plan = Plan;
+  S.Root = R.Root;
+  S.Collective = uint8_t(R.Collective);
+  S.Type = uint8_t(R.Type);
+  S.Op = uint8_t(R.Op);
+  return S;
+}
+
+/// The request a peer's stamp S describes; none when a field is out of range.
+std::optional<Request> requestOf(const kern::CallStamp &S) {
+  if (S.Collective > uint8_t(plan::CollectiveKind::AllToAll) ||
+      S.Type >= plan::allDTypes().size() || S.Op >= plan::allRedOps().size())
+    return std::nullopt;
+  Request R;
+  R.Collective = plan::CollectiveKind(S.Collective);
+  R.Root = S.Root;
+  R.Count = S.Count;
+  R.Type = host::DType(S.Type);
+  R.Op = host::RedOp(S.Op);
+  return R;
+}
+
 } // namespace
 
 void Communicator::collective(const Request &Asked, const void *Send, void *Recv, void *Stream) {
@@ -99,7 +128,9 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   if (R.Count && U.Recv && !Recv)
     Refuse("recvbuff is null with a count of " + std::to_string(R.Count) + "; pass a buffer of " +
            std::to_string(Units.Output) + " x count elements");
-  // Every rank passes the same count, so every rank skips alike.
+  // Every rank passes the same count, so every rank skips alike; the call
+  // still counts, so that a rank whose count alone was 0 fails at its next.
+  ++Calls;
   if (R.Count == 0)
     return;
 
@@ -158,18 +189,44 @@ std::vector<std::exception_ptr> Communicator::runOnHost(const Request &R, const 
   static_cast<kern::CallArgs &>(Args) = Call;
   Args.SlotBytes = A.SlotBytes;
   Args.Net = A.Net;
+  A.Net->beginCall(stampOf(R, A.Identity, Calls));
   return Pool.run(A.Shape.Grid.NChannels, [&](int Channel) {
-    try {
-      A.run(R, Args, Channel);
-    } catch (const std::exception &E) {
-      // An abort heard from elsewhere keeps its cause; spread it further.
+    // An abort heard from elsewhere keeps its cause; spread it further.
+    auto Stop = [&](const char *What) {
       std::string Heard = Links.failure();
       Links.abort(Heard.empty() ? "rank " + std::to_string(Rank) + ", channel " +
-                                      std::to_string(Channel) + ": " + E.what()
+                                      std::to_string(Channel) + ": " + What
                                 : Heard);
+    };
+    try {
+      A.run(R, Args, Channel);
+    } catch (const host::CallMismatch &E) {
+      host::CommError Described(host::CommStatus::Mismatch, describeMismatch(E));
+      Stop(Described.what());
+      throw Described;
+    } catch (const std::exception &E) {
+      Stop(E.what());
       throw;
     }
   });
+}
+
+std::string Communicator::describeMismatch(const host::CallMismatch &E) const {
+  auto Describe = [&](const kern::CallStamp &S) {
+    std::optional<Request> R = requestOf(S);
+    const Algorithm *A = Table.withIdentity(S.Plan);
+    return (R ? describeCall(*R)
+              : "a call this build does not know (collective " + std::to_string(S.Collective) +
+                    ", type " + std::to_string(S.Type) + ", operator " + std::to_string(S.Op) +
+                    ")") +
+           " with " +
+           (A ? planTag(A->Name, S.Plan) : "a plan not loaded here (" + planTag("", S.Plan) + ")") +
+           " as its call " + std::to_string(S.Seq);
+  };
+  return "rank " + std::to_string(E.Peer) + " called " + Describe(E.Sent) + " where rank " +
+         std::to_string(Rank) + " called " + Describe(E.Expected) +
+         "; every rank must make the same collective calls in the same order, with the same "
+         "count, type, operator, root and plans";
 }
 
 } // namespace cclc::runtime

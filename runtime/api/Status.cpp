@@ -32,7 +32,9 @@ Classified classify(const std::exception_ptr &Error) {
     Result = E.result();
     Message = E.what();
   } catch (const host::CommError &E) {
-    Result = E.status() == host::CommStatus::Timeout ? cclcTimeout : cclcRemoteError;
+    Result = E.status() == host::CommStatus::Timeout    ? cclcTimeout
+             : E.status() == host::CommStatus::Mismatch ? cclcInvalidUsage
+                                                        : cclcRemoteError;
     Message = E.what();
   } catch (const net::NetError &E) {
     Result = cclcRemoteError;

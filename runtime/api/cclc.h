@@ -39,7 +39,7 @@ typedef enum {
   cclcSystemError = 1,     /**< A system call or CUDA failed (sockets, a GPU). */
   cclcInternalError = 2,   /**< A bug in cclc. */
   cclcInvalidArgument = 3, /**< A bad pointer, count, type or operator. */
-  cclcInvalidUsage = 4,    /**< A call that does not fit the communicator's state. */
+  cclcInvalidUsage = 4,    /**< A call that does not fit the state or a peer's call. */
   cclcRemoteError = 5,     /**< A peer failed, died or timed out. */
   cclcTimeout = 6,         /**< A blocking call ran past its timeout. */
   cclcNoAlgorithm = 7,     /**< No loaded algorithm serves the call. */

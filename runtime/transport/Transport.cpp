@@ -59,7 +59,7 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
     P.Offer = Seg->name();
     const host::Waiter *W = addWaiter(Seg->abortWord());
     for (uint32_t I = 0; I < P.Recvs.size(); ++I)
-      Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W};
+      Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W, &Call};
   }
 }
 
@@ -74,7 +74,7 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
   const host::Waiter *W = addWaiter(Seg.abortWord());
   for (uint32_t I = 0; I < P.Sends.size(); ++I)
-    Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W};
+    Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W, &Call};
 }
 
 host::Fifo Connections::newTcpFifo(int Peer, int Channel, bool Send, const LinkOptions &Options) {
@@ -84,9 +84,9 @@ host::Fifo Connections::newTcpFifo(int Peer, int Channel, bool Send, const LinkO
   auto &Mem = LocalFifos.emplace_back(new CacheLine[(Bytes + 63) / 64]);
   host::Fifo Q = host::Fifo::place(Mem.get(), Options.NumSlots, Options.SlotBytes, /*Init=*/true);
   if (Send)
-    Outs[{Peer, Channel}] = host::Outbox{Q, Peer, TcpWait};
+    Outs[{Peer, Channel}] = host::Outbox{Q, Peer, TcpWait, &Call};
   else
-    Ins[{Peer, Channel}] = host::Inbox{Q, Peer, TcpWait};
+    Ins[{Peer, Channel}] = host::Inbox{Q, Peer, TcpWait, &Call};
   return Q;
 }
 

@@ -22,6 +22,10 @@
 // TCP peer that dies or aborts is noticed by the proxy thread, which aborts
 // the same way and closes its sockets, spreading the failure further.
 //
+// A call's first message on each FIFO carries the call's stamp
+// (beginCall(), host/Connection.h), so that ranks that make different calls
+// on the same connections fail instead of mixing their data.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -61,6 +65,12 @@ public:
   host::Outbox &out(int Peer, int Channel) override;
   host::Inbox &in(int Peer, int Channel) override;
 
+  /// Makes the next call's first message sent on each FIFO carry Stamp, and
+  /// the first received on each carry it too or fail with
+  /// host::CallMismatch. The runtime stamps each collective call before it
+  /// runs.
+  void beginCall(const kern::CallStamp &Stamp) { Call = Stamp; }
+
   TransportKind transport(int Peer) const;
   /// Stops every wait on these connections, here and at the peers.
   void abort(const std::string &Cause);
@@ -83,6 +93,8 @@ private:
     std::byte Bytes[64];
   };
   std::vector<std::unique_ptr<CacheLine[]>> LocalFifos;
+  /// The call in progress, which every end points to.
+  kern::CallStamp Call;
   std::map<std::pair<int, int>, host::Outbox> Outs;
   std::map<std::pair<int, int>, host::Inbox> Ins;
   std::unique_ptr<TcpProxy> Proxy;

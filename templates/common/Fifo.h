@@ -6,10 +6,13 @@
 // kernel uses them. So the host and the CUDA connections view a FIFO through
 // this one layout:
 //
-//   [counters][uint64_t Sizes[NumSlots]][padding][slots]
+//   [counters][uint64_t Sizes[NumSlots]][CallStamp Stamps[NumSlots]][padding][slots]
 //
 // Each target brings its own counters (atomics on the host, words the
-// device reads with system-scope loads), laid out alike.
+// device reads with system-scope loads), laid out alike. Host executors
+// stamp the first message of each call on a FIFO with the call, so that a
+// receiver whose peer makes another call fails instead of combining the
+// wrong data (host/Connection.h); the device leaves the stamps alone.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -21,6 +24,57 @@
 
 namespace cclc::kern {
 
+/// What a collective call is, as its first message on each FIFO carries: ranks whose
+/// calls differ in any field (one calls with twice the count, another
+/// type, operator, root or collective, has loaded another plan, or skipped
+/// a call) must not exchange data. The fields hold the runtime's enums as
+/// numbers, since the templates do not know them.
+struct CallStamp {
+  /// The communicator's call number: the first collective is 1.
+  uint64_t Seq = 0;
+  /// The per-rank element count.
+  uint64_t Count = 0;
+  /// A hash of what fixes the algorithm's schedule: its name, collective,
+  /// root and chunk grid.
+  uint64_t Plan = 0;
+  int32_t Root = 0;
+  uint8_t Collective = 0;
+  uint8_t Type = 0;
+  uint8_t Op = 0;
+  uint8_t Reserved = 0; ///< Zero: pads the stamp to four words.
+
+  CCLC_HD bool operator==(const CallStamp &O) const {
+    return Seq == O.Seq && Count == O.Count && Plan == O.Plan && Root == O.Root &&
+           Collective == O.Collective && Type == O.Type && Op == O.Op;
+  }
+  CCLC_HD bool operator!=(const CallStamp &O) const { return !(*this == O); }
+};
+static_assert(sizeof(CallStamp) == 32, "every target and the TCP frames lay a stamp out alike");
+
+/// The top bit of a size word that carries a call: the word of a call's
+/// first message holds its size in the low 32 bits (a collective's messages
+/// fit a slot) and a 31-bit digest of the call's stamp above, so that the
+/// receiver checks the call in the word it reads anyway and reads the stamp
+/// itself only to describe a mismatch. Other words hold a plain size, which
+/// point-to-point messages that span slots make larger than 32 bits.
+inline constexpr uint64_t StampedWord = uint64_t(1) << 63;
+
+/// The bits of the size word of S's first message that are not its size.
+CCLC_HD inline uint64_t stampDigest(const CallStamp &S) {
+  uint64_t H = (S.Seq * 0x9e3779b97f4a7c15ull) ^ S.Count;
+  H = ((H ^ (H >> 29)) * 0xbf58476d1ce4e5b9ull) ^ S.Plan;
+  H = ((H ^ (H >> 32)) * 0x94d049bb133111ebull) ^
+      ((uint64_t(uint32_t(S.Root)) << 24) | (uint64_t(S.Collective) << 16) |
+       (uint64_t(S.Type) << 8) | S.Op);
+  H = (H ^ (H >> 31)) * 0x9e3779b97f4a7c15ull;
+  return StampedWord | (H & 0x7fffffff00000000ull);
+}
+
+/// The message size a size word holds.
+CCLC_HD inline uint64_t wordBytes(uint64_t Word) {
+  return Word & StampedWord ? Word & 0xffffffffull : Word;
+}
+
 /// Bytes of a FIFO's counters: the sender's Tail and the receiver's Head,
 /// each on a cache line of its own.
 inline constexpr size_t FifoCounterBytes = 128;
@@ -31,13 +85,14 @@ template <class Counters> struct FifoView {
   static_assert(sizeof(Counters) == FifoCounterBytes, "host and device FIFOs share one layout");
 
   Counters *Header = nullptr;
-  uint64_t *Sizes = nullptr; ///< The size of the message in each slot.
+  uint64_t *Sizes = nullptr;   ///< The size word of the message in each slot.
+  CallStamp *Stamps = nullptr; ///< The call of each slot's message, if its first.
   std::byte *Slots = nullptr;
   uint32_t NumSlots = 0;
   size_t SlotBytes = 0;
 
   CCLC_HD static size_t slotsOffset(uint32_t NumSlots) {
-    size_t Off = sizeof(Counters) + NumSlots * sizeof(uint64_t);
+    size_t Off = sizeof(Counters) + NumSlots * (sizeof(uint64_t) + sizeof(CallStamp));
     return (Off + 63) / 64 * 64;
   }
   CCLC_HD static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
@@ -49,6 +104,7 @@ template <class Counters> struct FifoView {
     FifoView F;
     F.Header = static_cast<Counters *>(Mem);
     F.Sizes = reinterpret_cast<uint64_t *>(static_cast<std::byte *>(Mem) + sizeof(Counters));
+    F.Stamps = reinterpret_cast<CallStamp *>(F.Sizes + NumSlots);
     F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(NumSlots);
     F.NumSlots = NumSlots;
     F.SlotBytes = SlotBytes;

@@ -12,6 +12,20 @@
 // failing rank or the runtime raises so that all ranks stop instead of
 // hanging. A wait that ends that way throws CommError.
 //
+// The runtime gives both ends of its connections the stamp of the call in
+// progress (common/Fifo.h). The sender writes it beside the slot of the
+// call's first message on the FIFO, while it fills the slot, and a digest
+// of it into that message's size word; the receiver compares the word with
+// its own call's before reading the message, so ranks that make different
+// calls fail at their first message, with CallMismatch, before any data
+// moves, and only then reads the peer's stamp, to name its call. Calls that
+// agree on their stamps run the same schedule, so their later messages line
+// up and carry plain sizes: a call costs the receiver no memory it does not
+// read anyway. A receiver that meets a message other than the peer's first
+// of the call finds no digest, or another call's. Ends without a stamp (in-process
+// tests) neither write nor check one; point-to-point transfers read their
+// slots themselves and check sizes only.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -31,7 +45,7 @@ namespace cclc::host {
 enum class CommStatus {
   Timeout,  ///< A peer did not make progress within the timeout.
   Aborted,  ///< Another rank or the runtime stopped the collective.
-  Mismatch, ///< A message had a different size than the step expected.
+  Mismatch, ///< A message had another size, or came from another call, than expected.
 };
 
 class CommError : public std::runtime_error {
@@ -42,6 +56,21 @@ public:
 
 private:
   CommStatus Status;
+};
+
+/// A message of another call than the receiver's: Sent is the peer's call,
+/// Expected the receiver's. The runtime rewrites the message with both
+/// calls described.
+class CallMismatch : public CommError {
+public:
+  CallMismatch(int Peer, const kern::CallStamp &Sent, const kern::CallStamp &Expected)
+      : CommError(CommStatus::Mismatch,
+                  "rank " + std::to_string(Peer) + " sent a message of another call (its call " +
+                      std::to_string(Sent.Seq) + ", this rank's call " +
+                      std::to_string(Expected.Seq) + "); every rank must make the same calls"),
+        Peer(Peer), Sent(Sent), Expected(Expected) {}
+  int Peer;
+  kern::CallStamp Sent, Expected;
 };
 
 /// Bounds every blocking wait of one collective.
@@ -95,13 +124,20 @@ struct Outbox {
   Fifo Q;
   int Peer = -1;
   const Waiter *Wait = nullptr;
+  /// The call in progress, whose first message carries it; null for none.
+  const kern::CallStamp *Call = nullptr;
+  /// The number of the last call whose first message was stamped.
+  uint64_t Stamped = 0;
 
-  /// Waits for a free slot and returns it.
+  /// Waits for a free slot and returns it; the call's first also gets the
+  /// call's stamp, written while the caller fills the slot.
   std::byte *acquire() {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
     Wait->until(
         [&] { return Tail - Q.Header->Head.load(std::memory_order_acquire) < Q.NumSlots; },
         "send to", Peer);
+    if (Call && Call->Seq != Stamped)
+      Q.Stamps[Tail % Q.NumSlots] = *Call;
     return Q.slot(Tail);
   }
   /// True when acquire() would not wait.
@@ -113,7 +149,12 @@ struct Outbox {
   /// Publishes the acquired slot holding Bytes bytes.
   void post(size_t Bytes) {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
-    Q.Sizes[Tail % Q.NumSlots] = Bytes;
+    uint64_t Word = Bytes;
+    if (Call && Call->Seq != Stamped) {
+      Word = kern::stampDigest(*Call) | (Bytes & 0xffffffffull);
+      Stamped = Call->Seq;
+    }
+    Q.Sizes[Tail % Q.NumSlots] = Word;
     Q.Header->Tail.store(Tail + 1, std::memory_order_release);
   }
 };
@@ -123,13 +164,29 @@ struct Inbox {
   Fifo Q;
   int Peer = -1;
   const Waiter *Wait = nullptr;
+  /// The call in progress, whose first message must carry it; null for none.
+  const kern::CallStamp *Call = nullptr;
+  /// The number of the last call whose first message was checked.
+  uint64_t Checked = 0;
 
-  /// Waits for the next message and returns its slot; Bytes must be its size.
+  /// Waits for the next message and returns its slot; Bytes must be its
+  /// size, and the call's first must carry Call's digest.
   const std::byte *peek(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     Wait->until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
                 "receive from", Peer);
-    uint64_t Got = Q.Sizes[Head % Q.NumSlots];
+    uint64_t Word = Q.Sizes[Head % Q.NumSlots];
+    if (Call && Call->Seq != Checked) {
+      // The digest with another size than expected is the same call's, run
+      // by two schedules whose plan hashes agree, unless the stamps differ:
+      // the size check below names the former.
+      const kern::CallStamp &Sent = Q.Stamps[Head % Q.NumSlots];
+      if ((Word & ~0xffffffffull) != kern::stampDigest(*Call) ||
+          (kern::wordBytes(Word) != Bytes && Sent != *Call))
+        throw CallMismatch(Peer, Sent, *Call);
+      Checked = Call->Seq;
+    }
+    uint64_t Got = kern::wordBytes(Word);
     if (Got != Bytes)
       throw CommError(CommStatus::Mismatch,
                       "received " + std::to_string(Got) + " bytes from rank " +

@@ -195,10 +195,13 @@ INSTANTIATE_TEST_SUITE_P(Shm, PointToPoint,
 INSTANTIATE_TEST_SUITE_P(Tcp, PointToPoint, ::testing::Values(JobCase{3, "tcp"}), jobName);
 
 /// Checks, on a rank whose call failed, that Result is an error whose
-/// message holds Says, and that the communicator now refuses calls; then
-/// aborts it.
-void expectFailed(cclcComm_t Comm, cclcResult_t Result, const std::string &Says) {
-  expect(Result == cclcRemoteError || Result == cclcTimeout,
+/// message holds Says (cclcInvalidUsage where the rank FoundMismatch, a
+/// receive of another size), and that the communicator now refuses calls;
+/// then aborts it.
+void expectFailed(cclcComm_t Comm, cclcResult_t Result, const std::string &Says,
+                  bool FoundMismatch = false) {
+  expect(FoundMismatch ? Result == cclcInvalidUsage
+                       : Result == cclcRemoteError || Result == cclcTimeout,
          std::string("the failing call returned ") + cclcGetErrorString(Result));
   std::string Why = cclcGetLastError(Comm);
   expect(Why.find(Says) != std::string::npos, "the error says '" + Says + "': " + Why);
@@ -237,7 +240,8 @@ TEST_P(Failures, AReceiveOfAnotherSizeFailsBothRanksAtOnce) {
         expectFailed(Comm, Result,
                      Rank == 0 ? "send of 3 MiB to rank 1 failed on rank 0"
                                : "rank 0 sent " + std::to_string(Sent) +
-                                     " bytes where rank 1 receives " + std::to_string(Received));
+                                     " bytes where rank 1 receives " + std::to_string(Received),
+                     /*FoundMismatch=*/Rank == 1);
         if (Rank == 1)
           expect(Buffer == receiveBuffer(Sent), "the receive wrote into its buffer");
         return 0;

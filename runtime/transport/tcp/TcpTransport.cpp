@@ -23,7 +23,7 @@ constexpr unsigned SpinRounds = 2000;
 constexpr int FramesPerRead = 64;
 
 enum class FrameType : uint32_t {
-  Data = 1, ///< A message: Seq of Channel, with its slot's size word; the payload follows.
+  Data = 1, ///< Message Seq of Channel, its slot's size word and stamp; the payload follows.
   Credit,   ///< The receiver has released every message of Channel before Seq.
   Goodbye,  ///< The sender is done with this socket; its EOF is expected.
 };
@@ -33,14 +33,15 @@ struct Frame {
   uint32_t Channel;
   uint64_t Seq;
   uint64_t SizeWord; ///< Of a Data frame; 0 for the others.
+  kern::CallStamp Stamp; ///< Of a Data frame; zero for the others.
 };
-static_assert(sizeof(Frame) == 24);
+static_assert(sizeof(Frame) == 56);
 
-/// The bytes a slot whose size word is SizeWord holds: the word itself, or
-/// the whole slot when the word is larger, which a message that goes on in
-/// later slots says (point-to-point messages span slots).
+/// The bytes a slot whose size word is SizeWord holds: the size the word
+/// holds, or the whole slot when the size is larger, which a message that
+/// goes on in later slots says (point-to-point messages span slots).
 size_t payloadBytes(uint64_t SizeWord, size_t SlotBytes) {
-  return size_t(std::min<uint64_t>(SizeWord, SlotBytes));
+  return size_t(std::min<uint64_t>(kern::wordBytes(SizeWord), SlotBytes));
 }
 
 /// Which sequence numbers of a window of NumSlots have completed, and where
@@ -241,9 +242,9 @@ bool TcpProxy::Engine::dispatch(PeerState &P, bool Leaving) {
                        "; the ranks run different plans");
       uint64_t Slot = L.Dispatched % L.Q.NumSlots;
       uint64_t SizeWord = L.Q.Sizes[Slot];
-      C.Queue.push_back({Frame{FrameType::Data, uint32_t(L.Channel), L.Dispatched, SizeWord},
-                         L.Q.Slots + Slot * L.Q.SlotBytes, payloadBytes(SizeWord, L.Q.SlotBytes),
-                         &L, nullptr});
+      C.Queue.push_back(
+          {Frame{FrameType::Data, uint32_t(L.Channel), L.Dispatched, SizeWord, L.Q.Stamps[Slot]},
+           L.Q.Slots + Slot * L.Q.SlotBytes, payloadBytes(SizeWord, L.Q.SlotBytes), &L, nullptr});
       ++L.Dispatched;
       Progress = true;
     }
@@ -254,7 +255,7 @@ bool TcpProxy::Engine::dispatch(PeerState &P, bool Leaving) {
     if (L.GrantQueued || Head == L.Granted || C.State != ConnState::Open || C.GoodbyeQueued)
       continue;
     C.Queue.push_back(
-        {Frame{FrameType::Credit, uint32_t(L.Channel), Head, 0}, nullptr, 0, nullptr, &L});
+        {Frame{FrameType::Credit, uint32_t(L.Channel), Head, 0, {}}, nullptr, 0, nullptr, &L});
     L.Granted = Head;
     L.GrantQueued = true;
     Progress = true;
@@ -265,7 +266,7 @@ bool TcpProxy::Engine::dispatch(PeerState &P, bool Leaving) {
   if (Leaving && AllSent)
     for (Conn &C : P.Conns)
       if (C.State == ConnState::Open && !C.GoodbyeQueued) {
-        C.Queue.push_back({Frame{FrameType::Goodbye, 0, 0, 0}});
+        C.Queue.push_back({Frame{FrameType::Goodbye, 0, 0, 0, {}}});
         C.GoodbyeQueued = true;
         Progress = true;
       }
@@ -398,6 +399,7 @@ bool TcpProxy::Engine::beginFrame(Conn &C) {
 void TcpProxy::Engine::endData(Conn &C) {
   RecvLane &L = *C.Lane;
   L.Q.Sizes[C.In.Seq % L.Q.NumSlots] = C.In.SizeWord;
+  L.Q.Stamps[C.In.Seq % L.Q.NumSlots] = C.In.Stamp;
   L.Q.Header->Tail.store(L.Arrived.complete(C.In.Seq), std::memory_order_release);
 }
 

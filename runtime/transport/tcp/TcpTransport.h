@@ -4,10 +4,11 @@
 // over shared memory, but in process memory: a proxy thread per rank drains
 // the senders' FIFOs into sockets and fills the receivers' FIFOs from them.
 //
-// A message carries its slot's size word unchanged, and as many bytes of
-// the slot as the word says, or the whole slot when the word is larger:
-// point-to-point messages that span slots say so in the word
-// (exec/PointToPoint.h), and their receivers read it.
+// A message carries its slot's size word and call stamp (which only a
+// call's first message sets) unchanged, and as many bytes of the slot as
+// the word says, or the whole slot when the word is larger: point-to-point
+// messages that span slots say so in the word (exec/PointToPoint.h), and
+// their receivers read it.
 //
 // Each peer has several sockets; successive messages of a channel take them
 // in turn, so that one channel's stream uses them all, and the receiving
