@@ -7,6 +7,7 @@
 #include "compiler/Compile.h"
 #include "compiler/instantiate/Instantiate.h"
 #include "compiler/instantiate/Placement.h"
+#include "plan/Limits.h"
 #include "plan/Verifier.h"
 
 #include <algorithm>
@@ -24,6 +25,15 @@ std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManag
   std::optional<topo::Machine> Machine = topo::loadMachine(Options.Topo, Options.Nodes, SM, Diags);
   if (!Machine)
     return std::nullopt;
+  // A plan holds at most plan::MaxRanks ranks; say so before building more.
+  if (Machine->Conn.NRanks > plan::MaxRanks) {
+    Diags.error(SourceLoc{}, "--nodes " + std::to_string(Options.Nodes) + " of " +
+                                 std::to_string(Machine->Conn.NRanks / Options.Nodes) +
+                                 " GPUs each make " + std::to_string(Machine->Conn.NRanks) +
+                                 " ranks, more than cclc compiles for (" +
+                                 std::to_string(plan::MaxRanks) + ")");
+    return std::nullopt;
+  }
   Built.Machine = std::make_unique<topo::Machine>(std::move(*Machine));
   // target: the ranks, rings and trees the algorithm runs over.
   std::string Description =

@@ -49,8 +49,8 @@ private:
 class LocatingHandler {
 public:
   LocatingHandler(std::string_view Text, const size_t &Read, LocatedJson &Out,
-                  const SourceManager &SM, DiagnosticEngine &Diags)
-      : Text(Text), Read(Read), Out(Out), SM(SM), Diags(Diags) {}
+                  const SourceManager &SM, DiagnosticEngine &Diags, unsigned MaxDepth)
+      : Text(Text), Read(Read), Out(Out), SM(SM), Diags(Diags), MaxDepth(MaxDepth) {}
 
   bool null() { return add(json(nullptr)); }
   bool boolean(bool V) { return add(json(V)); }
@@ -91,29 +91,37 @@ private:
     return I;
   }
 
-  /// Places V under its parent and returns it with its pointer.
-  std::pair<json *, std::string> place(json V) {
+  /// A value placed in the document: where it lives and its index in
+  /// Out.Starts.
+  struct Placed {
+    json *Value;
+    uint32_t Index;
+  };
+
+  /// Places V under its parent.
+  Placed place(json V) {
     size_t Start = valueStart();
     LastEnd = Read;
+    uint32_t Index = static_cast<uint32_t>(Out.Starts.size());
+    Out.Starts.push_back(Start);
     if (Stack.empty()) {
       Out.Value = std::move(V);
-      Out.Offsets[""] = Start;
-      return {&Out.Value, ""};
+      return {&Out.Value, Index};
     }
-    auto &[Parent, ParentPointer] = Stack.back();
-    std::string Pointer;
+    auto [Parent, ParentIndex] = Stack.back();
     json *Slot;
+    std::string Key = std::to_string(ParentIndex) + "/";
     if (Parent->is_array()) {
-      Pointer = appendPointer(ParentPointer, std::to_string(Parent->size()));
+      Key += std::to_string(Parent->size());
       Parent->push_back(std::move(V));
       Slot = &Parent->back();
     } else {
-      Pointer = appendPointer(ParentPointer, PendingKey);
+      Key += PendingKey;
       Slot = &(*Parent)[PendingKey];
       *Slot = std::move(V);
     }
-    Out.Offsets[Pointer] = Start;
-    return {Slot, Pointer};
+    Out.Children[std::move(Key)] = Index;
+    return {Slot, Index};
   }
 
   bool add(json V) {
@@ -121,6 +129,12 @@ private:
     return true;
   }
   bool open(json V) {
+    if (Stack.size() >= MaxDepth) {
+      Diags.error(SM.locForOffset(Out.FileId, valueStart()),
+                  "invalid JSON: arrays and objects nest more than " + std::to_string(MaxDepth) +
+                      " deep here");
+      return false;
+    }
     Stack.push_back(place(std::move(V)));
     return true;
   }
@@ -135,7 +149,8 @@ private:
   LocatedJson &Out;
   const SourceManager &SM;
   DiagnosticEngine &Diags;
-  std::vector<std::pair<json *, std::string>> Stack;
+  unsigned MaxDepth;
+  std::vector<Placed> Stack;
   std::string PendingKey;
   size_t LastEnd = 0;
 };
@@ -155,24 +170,39 @@ std::string appendPointer(const std::string &Pointer, const std::string &Token) 
   return Result;
 }
 
-SourceLoc LocatedJson::locate(const SourceManager &SM, std::string Pointer) const {
-  while (true) {
-    auto It = Offsets.find(Pointer);
-    if (It != Offsets.end())
-      return SM.locForOffset(FileId, It->second);
-    if (Pointer.empty())
-      return SM.locForOffset(FileId, 0);
-    Pointer.erase(Pointer.rfind('/'));
+SourceLoc LocatedJson::locate(const SourceManager &SM, const std::string &Pointer) const {
+  if (Starts.empty())
+    return SM.locForOffset(FileId, 0);
+  uint32_t Index = 0;
+  // Each "/token" of the pointer, unescaped, names a child of Index.
+  for (size_t Pos = 0; Pos < Pointer.size() && Pointer[Pos] == '/';) {
+    size_t End = Pointer.find('/', Pos + 1);
+    if (End == std::string::npos)
+      End = Pointer.size();
+    std::string Key = std::to_string(Index) + "/";
+    for (size_t I = Pos + 1; I < End; ++I) {
+      if (Pointer[I] == '~' && I + 1 < End && (Pointer[I + 1] == '0' || Pointer[I + 1] == '1')) {
+        Key += Pointer[++I] == '0' ? '~' : '/';
+        continue;
+      }
+      Key += Pointer[I];
+    }
+    auto It = Children.find(Key);
+    if (It == Children.end())
+      break;
+    Index = It->second;
+    Pos = End;
   }
+  return SM.locForOffset(FileId, Starts[Index]);
 }
 
 std::optional<LocatedJson> parseJsonFile(uint32_t FileId, const SourceManager &SM,
-                                         DiagnosticEngine &Diags) {
+                                         DiagnosticEngine &Diags, unsigned MaxDepth) {
   LocatedJson Out;
   Out.FileId = FileId;
   std::string_view Text = SM.getText(FileId);
   size_t Read = 0;
-  LocatingHandler Handler(Text, Read, Out, SM, Diags);
+  LocatingHandler Handler(Text, Read, Out, SM, Diags, MaxDepth);
   CountingIterator First(Text.data(), Text.data(), &Read);
   CountingIterator Last(Text.data(), Text.data() + Text.size(), &Read);
   if (!json::sax_parse(First, Last, &Handler))

@@ -2,6 +2,7 @@
 
 #include "plan/PlanJson.h"
 #include "plan/Assert.h"
+#include "plan/Limits.h"
 
 #include <algorithm>
 #include <cctype>
@@ -234,12 +235,9 @@ private:
   const LocatedJson *Where;
   /// The plan's source file, registered once, for step locations.
   std::string SourceName = "<unknown source>";
+  std::string SourceText;
   std::optional<uint32_t> SourceFile;
 };
-
-/// Chunk grids are int32; these bounds keep every product inside it.
-constexpr int64_t MaxRanks = 1 << 16;
-constexpr int64_t MaxGrid = 1 << 16;
 
 bool PlanReader::header(const json &Root, sched::Schedule &S, PlanInfo &Info) {
   FieldPath P;
@@ -271,23 +269,32 @@ bool PlanReader::header(const json &Root, sched::Schedule &S, PlanInfo &Info) {
     return fail(P.key("collective"), "unknown collective \"" + Coll + "\"");
   S.Collective = *Kind;
   if (!int32(Root, P, "nranks", 1, MaxRanks, S.NRanks) ||
-      !int32(Root, P, "nchannels", 1, MaxGrid, S.NChannels) ||
+      !int32(Root, P, "nchannels", 1, MaxChannels, S.NChannels) ||
       !int32(Root, P, "chunks_per_channel", 1, MaxGrid, S.ChunksPerChannel) ||
       !int32(Root, P, "root", 0, S.NRanks - 1, S.Root,
              "is not a rank (plan has " + std::to_string(S.NRanks) + " ranks)") ||
-      !int32(Root, P, "buffer_slots", 1, MaxGrid, S.BufferSlots))
+      !int32(Root, P, "buffer_slots", 1, MaxBufferSlots, S.BufferSlots,
+             "is not in [1, " + std::to_string(MaxBufferSlots) +
+                 "] (the most messages a connection buffers)"))
     return false;
   if (int64_t(S.NChannels) * S.ChunksPerChannel > MaxGrid)
     return fail(P.key("chunks_per_channel"),
                 "nchannels * chunks_per_channel = " +
                     std::to_string(int64_t(S.NChannels) * S.ChunksPerChannel) +
                     " chunks per unit is more than " + std::to_string(MaxGrid));
+  if (int64_t(S.NRanks) * S.NChannels > MaxRankChannels)
+    return fail(P.key("nchannels"), "nranks * nchannels = " +
+                                        std::to_string(int64_t(S.NRanks) * S.NChannels) +
+                                        " channel programs is more than " +
+                                        std::to_string(MaxRankChannels));
   if (!string(Root, P, "source", Info.Source, false) ||
+      !string(Root, P, "source_text", Info.SourceText, false) ||
       !string(Root, P, "target", Info.Target, false) ||
       !string(Root, P, "generator", Info.Generator, false))
     return false;
   if (!Info.Source.empty())
     SourceName = Info.Source;
+  SourceText = Info.SourceText;
   return true;
 }
 
@@ -302,6 +309,12 @@ bool PlanReader::units(const json &Root, sched::Schedule &S) {
   // Input and output sizes are fixed by the collective; scratch is the
   // schedule's own business, within the grid's bounds.
   int64_t GridLimit = std::numeric_limits<int32_t>::max() / S.chunksPerUnit();
+  if (std::max(Expected.Input, Expected.Output) > GridLimit)
+    return fail(FieldPath().key("chunks_per_channel"),
+                "buffers of " + std::to_string(std::max(Expected.Input, Expected.Output)) +
+                    " units of " + std::to_string(S.chunksPerUnit()) +
+                    " chunks each are more chunks than a buffer can have (" +
+                    std::to_string(std::numeric_limits<int32_t>::max()) + ")");
   return int32(*J, P, "input", Expected.Input, Expected.Input, S.Units.Input,
                "does not match " + For + " (expected " + std::to_string(Expected.Input) + ")") &&
          int32(*J, P, "output", Expected.Output, Expected.Output, S.Units.Output,
@@ -412,7 +425,7 @@ bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched:
     if (!int32(J, P, "line", 1, MaxPos, Line) || !int32(J, P, "col", 1, MaxPos, Col))
       return false;
     if (!SourceFile)
-      SourceFile = recordedSourceFile(SM, SourceName);
+      SourceFile = recordedSourceFile(SM, SourceName, SourceText);
     Out.Loc = SourceLoc{*SourceFile, uint32_t(Line), uint32_t(Col)};
   }
   return true;
@@ -467,7 +480,8 @@ std::optional<Plan> PlanReader::read(const json &Root) {
   sched::Schedule &S = Result.Sched;
   FieldPath P;
   if (!object(Root, P,
-              {"format", "version", "generator", "source", "target", "algorithm", "collective",
+              {"format", "version", "generator", "source", "source_text", "target", "algorithm",
+               "collective",
                "topology", "nranks", "nchannels", "chunks_per_channel", "root", "buffer_slots",
                "buffer_units", "remap", "min_bytes", "max_bytes", "ranks"}) ||
       !header(Root, S, Result.Info) || !units(Root, S) || !remap(Root, S) ||
@@ -497,6 +511,8 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
     J["generator"] = Info.Generator;
   if (!Info.Source.empty())
     J["source"] = Info.Source;
+  if (!Info.SourceText.empty())
+    J["source_text"] = Info.SourceText;
   if (!Info.Target.empty())
     J["target"] = Info.Target;
   J["algorithm"] = S.Algorithm;
@@ -534,15 +550,12 @@ std::optional<Plan> planToSchedule(const json &Json, SourceManager &SM, Diagnost
   return PlanReader(SM, Diags, Where).read(Json);
 }
 
-uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name) {
-  std::string Error;
-  if (std::optional<uint32_t> Id = SM.loadFile(Name, Error))
-    return *Id;
-  return SM.addBuffer(Name, "");
+uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name, const std::string &Text) {
+  return SM.addBuffer(Name, Text);
 }
 
 std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags) {
-  std::optional<LocatedJson> Doc = parseJsonFile(FileId, SM, Diags);
+  std::optional<LocatedJson> Doc = parseJsonFile(FileId, SM, Diags, MaxJsonDepth);
   if (!Doc)
     return std::nullopt;
   return planToSchedule(Doc->Value, SM, Diags, &*Doc);

@@ -30,7 +30,11 @@ inline constexpr int PlanFormatVersion = 1;
 
 /// What a plan says besides the schedule itself.
 struct PlanInfo {
-  std::string Source;    ///< The .ccl file the schedule was compiled from.
+  std::string Source;    ///< The .ccl file the schedule was compiled from (its name).
+  /// That file's text, carried in the plan so that diagnostics about its
+  /// steps can quote the lines they came from; empty: quote nothing. A plan
+  /// never makes its reader open the file it names.
+  std::string SourceText;
   std::string Target;    ///< "8 ranks on mesh8.xml x 2 nodes".
   std::string Generator; ///< "cclc 0.1.0".
   /// The message sizes the plan is meant for: [MinBytes, MaxBytes], no upper
@@ -48,17 +52,22 @@ nlohmann::json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info);
 
 /// Checks Json and rebuilds the schedule; nullopt after reporting the first
 /// problem. With Where, errors point at the field's line and column in the
-/// file; without, they carry no location. Step locations name the plan's
-/// "source" file (registered in SM without its text) at the recorded line.
+/// file; without, they carry no location. Sizes and counts are held to the
+/// bounds of plan/Limits.h. Step locations name the plan's "source" at the
+/// recorded line, quoting its "source_text" when the plan carries it.
 std::optional<Plan> planToSchedule(const nlohmann::json &Json, SourceManager &SM,
                                    DiagnosticEngine &Diags, const LocatedJson *Where = nullptr);
 
-/// The file id that step lines recorded for source Name refer to: the file
-/// itself when it can be read (diagnostics then quote it), else an empty
-/// stand-in that still lets them name file, line and column.
-uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name);
+/// The file id that step lines recorded for source Name refer to: a buffer
+/// named Name holding Text, the source text the plan carries (empty when it
+/// carries none: diagnostics then name file, line and column and quote
+/// nothing). The file Name itself is never opened: a plan comes from anywhere
+/// and could name a FIFO, a device or a secret.
+uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name,
+                            const std::string &Text = "");
 
-/// Parses and checks plan file FileId.
+/// Parses and checks plan file FileId, refusing JSON nested deeper than a
+/// plan is (plan::MaxJsonDepth) while it parses.
 std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags);
 
 } // namespace cclc::plan

@@ -8,6 +8,7 @@
 
 #include "Commands.h"
 #include "InputOutput.h"
+#include "MemoryBudget.h"
 #include "Templates.h"
 
 #include "compiler/codegen/KernelEmit.h"
@@ -15,6 +16,7 @@
 #include "compiler/Compile.h"
 #include "compiler/topology/Machine.h"
 #include "dsl/Frontend.h"
+#include "plan/Limits.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -46,6 +48,8 @@ struct CompileOptions {
   bool Explain = false;
   /// Where --explain finds the library algorithms to compare with.
   std::string Algorithms = defaultAlgorithmsDir();
+  /// --max-memory: the address space the compile may use (0: no budget).
+  uint64_t MaxMemory = defaultMemoryBudget();
 };
 
 /// --explain: the cost model's table for S, then S against the library's
@@ -149,18 +153,14 @@ bool writeKernels(const sched::Schedule &S, const codegen::TemplateCatalog &Cata
     Diags.error(SourceLoc{}, "cannot create directory '" + Opts.Output + "': " + Error.message());
     return false;
   }
-  for (const codegen::GeneratedFile &File : *Files) {
-    std::filesystem::path Path = std::filesystem::path(Opts.Output) / File.Name;
-    std::ofstream OS(Path);
-    if (!(OS << File.Text)) {
-      Diags.error(SourceLoc{}, "cannot write '" + Path.string() + "'");
+  for (const codegen::GeneratedFile &File : *Files)
+    if (!writeFile((std::filesystem::path(Opts.Output) / File.Name).string(), File.Text, Diags))
       return false;
-    }
-  }
   return true;
 }
 
 int compile(const CompileOptions &Opts, const CommonOptions &Common) {
+  applyMemoryBudget(Opts.MaxMemory);
   SourceManager SM;
   DiagnosticEngine Diags(SM);
   configure(Diags, Common);
@@ -188,6 +188,8 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
 
   plan::PlanInfo Info;
   Info.Source = Opts.File;
+  // The plan quotes its source from the text it carries, never from the file.
+  Info.SourceText = std::string(SM.getText(*Id));
   Info.Target = Target.Description;
   Info.Generator = generatorName();
   if (Opts.Explain)
@@ -215,19 +217,19 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   CLI::Option *Topo = Cmd->add_option("--topo", Opts->Target.Topo, "NCCL topology XML of one node")
                           ->check(CLI::ExistingFile);
   Cmd->add_option("--nodes", Opts->Target.Nodes, "Number of identical nodes (with --topo)")
-      ->check(CLI::Range(1, 4096))
+      ->check(CLI::Range(1, topo::MaxNodes))
       ->needs(Topo)
       ->capture_default_str();
   CLI::Option *NRanks = Cmd->add_option("--nranks", Opts->Target.NRanks,
                                         "Compile for N ranks without a topology: one ring in "
                                         "rank order and NCCL's double binary trees")
-                            ->check(CLI::Range(1, 65536));
+                            ->check(CLI::Range(1, int(plan::MaxRanks)));
   Topo->excludes(NRanks);
   Cmd->add_option("--root", Opts->Build.Root, "Root rank of broadcast and reduce")
       ->capture_default_str();
   Cmd->add_option("--buffer-slots", Opts->Build.BufferSlots,
                   "Messages each connection buffers (the runtime's slots)")
-      ->check(CLI::Range(1, 64))
+      ->check(CLI::Range(1, int(plan::MaxBufferSlots)))
       ->capture_default_str();
   Cmd->add_option("--emit", Opts->Emit, "Output format; host and cuda write kernels")
       ->check(CLI::IsMember(compileFormats()))
@@ -264,7 +266,7 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
       ->capture_default_str();
   Cmd->add_option("--channels", Opts->Build.Channels,
                   "Channels a flat algorithm runs on (default: the target's ring channels)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, int(plan::MaxChannels)));
   std::vector<std::string> PassNames = passes::passNames();
   Cmd->add_option("--disable-pass", Opts->Build.Pipeline.Disabled, "Do not run pass NAME")
       ->check(CLI::IsMember(PassNames));
@@ -281,6 +283,20 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->add_option("--algorithms", Opts->Algorithms,
                   "Library algorithms --explain compares with")
       ->capture_default_str();
+  Cmd->add_option_function<std::string>(
+         "--max-memory",
+         [Opts](const std::string &Text) { Opts->MaxMemory = *parseMemorySize(Text); },
+         "Memory the compile may use (address space it maps, as ulimit -v counts it), e.g. "
+         "512M, 8G; 'unlimited' for no budget. A compile that needs more stops with an error. "
+         "Default: 8 GiB, or 3/4 of physical memory where that is less (here " +
+             plan::formatBytes(defaultMemoryBudget()) + ")")
+      ->check(CLI::Validator(
+          [](const std::string &Text) -> std::string {
+            return parseMemorySize(Text) ? ""
+                                         : "'" + Text + "' is not a size (like 512M, 8G, or "
+                                                        "'unlimited')";
+          },
+          "SIZE"));
   addTemplateOptions(*Cmd, Opts->Templates);
   Cmd->add_flag("--stats", Opts->Build.Pipeline.Stats,
                 "Print what every pass did, and how long reading the template library took, to "

@@ -8,6 +8,9 @@
 #include "compiler/emit/ScheduleText.h"
 #include "plan/Assert.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,19 +36,60 @@ const std::vector<std::string> &scheduleFormats() {
   return Formats;
 }
 
+namespace {
+
+/// " (No space left on device)" for the errno a failed write left, or
+/// nothing when it left none.
+std::string reason(int Errno) {
+  return Errno ? std::string(": ") + std::strerror(Errno) : std::string();
+}
+
+} // namespace
+
+bool flushStdout(std::string &Error) {
+  std::cout.flush();
+  bool Failed = std::fflush(stdout) != 0;
+  int Errno = errno;
+  Failed |= std::ferror(stdout) != 0 || std::cout.fail();
+  if (!Failed)
+    return true;
+  Error = "cannot write to standard output" + reason(Errno);
+  std::clearerr(stdout);
+  std::cout.clear();
+  return false;
+}
+
 bool writeOutput(const std::string &Path, DiagnosticEngine &Diags,
                  const std::function<void(std::ostream &)> &Write) {
   if (Path == "-") {
     Write(std::cout);
-    return true;
-  }
-  std::ofstream OS(Path);
-  if (!OS) {
-    Diags.error(SourceLoc{}, "cannot write '" + Path + "'");
+    std::string Error;
+    if (flushStdout(Error))
+      return true;
+    Diags.error(SourceLoc{}, Error);
     return false;
   }
+  errno = 0;
+  std::ofstream OS(Path);
+  if (!OS) {
+    Diags.error(SourceLoc{}, "cannot write '" + Path + "'" + reason(errno));
+    return false;
+  }
+  // The write that fails (when a buffer fills, or at the final flush)
+  // leaves the reason in errno.
+  errno = 0;
   Write(OS);
+  OS.flush();
+  OS.close();
+  if (OS.fail()) {
+    Diags.error(SourceLoc{}, "cannot write '" + Path + "'" + reason(errno));
+    return false;
+  }
   return true;
+}
+
+bool writeFile(const std::string &Path, const std::string &Text, DiagnosticEngine &Diags) {
+  return writeOutput(Path, Diags, [&](std::ostream &OS) { OS << Text; });
 }
 
 bool emitSchedule(const sched::Schedule &S, const std::string &Format,

@@ -32,9 +32,19 @@ std::optional<uint32_t> loadSource(SourceManager &SM, DiagnosticEngine &Diags,
 /// The --emit formats every schedule can be written in.
 const std::vector<std::string> &scheduleFormats();
 
-/// Runs Write on the file named by Path, or on stdout for "-".
+/// Runs Write on the file named by Path, or on stdout for "-", then flushes
+/// it: false after an error naming the file and why (a full disk, a closed
+/// pipe), so that no command reports success for output that was lost.
 bool writeOutput(const std::string &Path, DiagnosticEngine &Diags,
                  const std::function<void(std::ostream &)> &Write);
+
+/// Writes Text to file Path, checked as writeOutput checks.
+bool writeFile(const std::string &Path, const std::string &Text, DiagnosticEngine &Diags);
+
+/// Flushes std::cout and stdout; false, with the reason in Error, when
+/// anything written to them since the last call was lost. The error state is
+/// cleared, so each loss is reported once.
+bool flushStdout(std::string &Error);
 
 /// Writes S in Format (one of scheduleFormats()); false after a diagnostic.
 bool emitSchedule(const sched::Schedule &S, const std::string &Format,

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "InputOutput.h"
+#include "MemoryBudget.h"
 #include "Version.h"
 
 #include "plan/Assert.h"
@@ -12,6 +14,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <new>
+#include <string>
 #include <unistd.h>
 
 int main(int Argc, char **Argv) {
@@ -33,6 +38,8 @@ int main(int Argc, char **Argv) {
   cclc::driver::addCompileCommand(App, Common, ExitCode);
   cclc::driver::addPlanCommands(App, Common, ExitCode);
 
+  // Every failure ends as a diagnostic and a nonzero status: no exception
+  // leaves main, and no output is lost silently.
   try {
     App.parse(Argc, Argv);
   } catch (const CLI::ParseError &E) {
@@ -43,6 +50,20 @@ int main(int Argc, char **Argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "cclc: %s\n", E.what());
     std::abort();
+  } catch (const std::bad_alloc &) {
+    // The stack is unwound: what the command held is freed, so this prints.
+    std::fflush(stdout);
+    std::fprintf(stderr, "cclc: error: %s\n", cclc::driver::outOfMemoryMessage().c_str());
+    return 1;
+  } catch (const std::exception &E) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "cclc: error: unexpected failure: %s\n", E.what());
+    return 1;
+  }
+  std::string WriteError;
+  if (!cclc::driver::flushStdout(WriteError)) {
+    std::fprintf(stderr, "cclc: error: %s\n", WriteError.c_str());
+    return ExitCode ? ExitCode : 1;
   }
   return ExitCode;
 }

@@ -15,6 +15,7 @@
 
 #include "compiler/topology/Connect.h"
 #include "compiler/topology/GraphXml.h"
+#include "compiler/topology/Machine.h"
 #include "compiler/topology/Search.h"
 #include "compiler/topology/SystemPrint.h"
 #include "plan/Assert.h"
@@ -43,20 +44,11 @@ struct TopoOptions {
 /// The CUDA device number of each GPU rank, which graph XML names GPUs by.
 /// NCCL numbers a node's GPUs 0..n-1; other ranks cannot be connected.
 std::optional<std::vector<int>> devicesByRank(const System &Sys, DiagnosticEngine &Diags) {
-  std::vector<int> Devs(Sys.count(NodeType::Gpu), -1);
-  bool Ok = true;
-  for (const Node &Gpu : Sys.nodes(NodeType::Gpu)) {
-    if (Gpu.Gpu.Rank < 0 || Gpu.Gpu.Rank >= static_cast<int>(Devs.size())) {
-      Diags.error(Gpu.Loc, "GPU rank " + std::to_string(Gpu.Gpu.Rank) + " is out of range: the " +
-                               std::to_string(Devs.size()) + " GPUs of a node need ranks 0 to " +
-                               std::to_string(Devs.size() - 1));
-      Ok = false;
-      continue;
-    }
-    Devs[Gpu.Gpu.Rank] = Gpu.Gpu.Dev;
-  }
-  if (!Ok)
+  if (!checkGpuRanks(Sys, Diags))
     return std::nullopt;
+  std::vector<int> Devs(Sys.count(NodeType::Gpu), -1);
+  for (const Node &Gpu : Sys.nodes(NodeType::Gpu))
+    Devs[Gpu.Gpu.Rank] = Gpu.Gpu.Dev;
   return Devs;
 }
 
@@ -171,7 +163,7 @@ void addTopoCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
   auto Opts = std::make_shared<TopoOptions>();
   Cmd->add_option("file", Opts->File, "Topology XML file")->required();
   Cmd->add_option("--nodes", Opts->Nodes, "Number of identical nodes to connect")
-      ->check(CLI::Range(1, 4096))
+      ->check(CLI::Range(1, MaxNodes))
       ->capture_default_str();
   Cmd->add_option("--graph", Opts->GraphFile,
                   "Take channels from an NCCL graph XML (NCCL_GRAPH_FILE) instead of searching");

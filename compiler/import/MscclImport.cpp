@@ -2,6 +2,7 @@
 
 #include "compiler/import/MscclImport.h"
 #include "compiler/emit/MscclXml.h"
+#include "plan/Limits.h"
 
 #include <pugixml.hpp>
 
@@ -10,6 +11,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace cclc::importer {
@@ -130,7 +132,7 @@ bool Importer::integer(pugi::xml_node N, const char *Name, int64_t Min, int64_t 
   return true;
 }
 
-constexpr int64_t MaxGrid = 1 << 16;
+using plan::MaxGrid;
 
 bool Importer::algo(pugi::xml_node A) {
   S.Algorithm = A.attribute("name").value();
@@ -156,12 +158,19 @@ bool Importer::algo(pugi::xml_node A) {
   int32_t InPlace = 0, OutOfPlace = -1;
   int64_t MinBytes = 0, MaxBytes = -1;
   constexpr int64_t Max64 = std::numeric_limits<int64_t>::max();
-  if (!int32(A, "ngpus", 1, MaxGrid, S.NRanks) || !int32(A, "nchannels", 1, MaxGrid, S.NChannels) ||
+  if (!int32(A, "ngpus", 1, plan::MaxRanks, S.NRanks) ||
+      !int32(A, "nchannels", 1, plan::MaxChannels, S.NChannels) ||
       !int32(A, "inplace", 0, 1, InPlace, "", false) ||
       !int32(A, "outofplace", 0, 1, OutOfPlace, "", false) ||
       !integer(A, "minBytes", 0, Max64, MinBytes, "", false) ||
       !integer(A, "maxBytes", MinBytes, Max64, MaxBytes, "is less than minBytes", false))
     return false;
+  // The import makes a program for every (gpu, channel) before it reads
+  // them: the file must not ask for more than a plan may have.
+  if (int64_t(S.NRanks) * S.NChannels > plan::MaxRankChannels)
+    return fail(A, "ngpus * nchannels = " + std::to_string(int64_t(S.NRanks) * S.NChannels) +
+                       " channel programs is more than " +
+                       std::to_string(plan::MaxRankChannels));
   if (OutOfPlace == 0 || (OutOfPlace < 0 && InPlace == 1))
     return fail(A, "in-place-only algorithms are not supported: cclc schedules read the input "
                    "buffer and write the output buffer (the algorithm needs outofplace=\"1\")");
@@ -182,7 +191,10 @@ bool Importer::extras(pugi::xml_node A) {
     return true;
   std::string NotRank = "is not a gpu (algo has " + std::to_string(S.NRanks) + " gpus)";
   if (!int32(E, "root", 0, S.NRanks - 1, S.Root, NotRank, false) ||
-      !int32(E, "slots", 1, MaxGrid, S.BufferSlots, "", false))
+      !int32(E, "slots", 1, plan::MaxBufferSlots, S.BufferSlots,
+             "is not in [1, " + std::to_string(plan::MaxBufferSlots) +
+                 "] (the most messages a connection buffers)",
+             false))
     return false;
   if (pugi::xml_attribute T = E.attribute("topology")) {
     std::optional<plan::TopologyKind> Kind = plan::parseTopology(T.value());
@@ -409,9 +421,18 @@ bool Importer::simulate() {
     auto It = Queues.find({Tb.Chan, Tb.Recv, G});
     return It != Queues.end() && !It->second.empty();
   };
-  while (true) {
-    bool Progress = false;
-    for (int32_t G = 0; G < S.NRanks; ++G) {
+  // Rounds over the gpus in order, each running at most one step of every
+  // gpu that has one ready. A gpu's readiness changes only when it runs a
+  // step or is sent a message, so each round visits only the gpus such an
+  // event touched (a message to a later gpu is seen in the same round, to an
+  // earlier one in the next): the order is that of visiting every gpu every
+  // round, without its cost, quadratic in the gpus for a long chain.
+  std::set<int32_t> Round, NextRound;
+  for (int32_t G = 0; G < S.NRanks; ++G)
+    Round.insert(G);
+  while (!Round.empty()) {
+    for (auto It = Round.begin(); It != Round.end(); It = Round.erase(It)) {
+      int32_t G = *It;
       int32_t Pick = -1;
       for (int32_t T = 0; T < int32_t(Gpus[G].size()) && Pick < 0; ++T)
         if (Ready(G, T) && !Gpus[G][T].Steps[Gpus[G][T].Next].Type->Receives)
@@ -433,11 +454,13 @@ bool Importer::simulate() {
           return false;
         }
       }
+      int32_t To = X.Type->Sends ? Tb.Send : -1;
       execute(G, Pick);
-      Progress = true;
+      NextRound.insert(G);
+      if (To >= 0)
+        (To > G ? Round : NextRound).insert(To);
     }
-    if (!Progress)
-      break;
+    std::swap(Round, NextRound);
   }
   for (int32_t G = 0; G < S.NRanks; ++G)
     for (const XmlTb &Tb : Gpus[G]) {

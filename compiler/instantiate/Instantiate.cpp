@@ -49,6 +49,8 @@ private:
   bool computeRemap();
   void enterContext(int32_t Logical, int32_t Channel);
 
+  /// Counts one statement (or loop iteration) run against MaxStatements.
+  bool count(const Stmt &St);
   bool exec(const Stmt &S);
   bool execBlock(const BlockStmt &B);
   bool execOp(const OpStmt &Op);
@@ -269,10 +271,16 @@ bool Instantiator::execBlock(const BlockStmt &B) {
   return true;
 }
 
+bool Instantiator::count(const Stmt &St) {
+  if (++Statements <= MaxStatements)
+    return true;
+  return fail(St.Range, "instantiation runs more than " + std::to_string(MaxStatements) +
+                            " statements; is a loop bound wrong?");
+}
+
 bool Instantiator::exec(const Stmt &St) {
-  if (++Statements > MaxStatements)
-    return fail(St.Range, "instantiation runs more than " + std::to_string(MaxStatements) +
-                              " statements; is a loop bound wrong?");
+  if (!count(St))
+    return false;
   switch (St.getKind()) {
   case Stmt::Kind::Block:
     return execBlock(static_cast<const BlockStmt &>(St));
@@ -298,9 +306,11 @@ bool Instantiator::exec(const Stmt &St) {
     std::optional<int64_t> Hi = Lo ? evalInt(*F.Hi) : std::nullopt;
     if (!Hi)
       return false;
+    // Every iteration counts, so that a loop with an empty body (or one
+    // whose body is skipped) cannot run unbounded.
     for (int64_t I = *Lo; I < *Hi; ++I) {
       Frame[F.Var->Slot] = Value::integer(I);
-      if (!execBlock(*F.Body))
+      if (!count(St) || !execBlock(*F.Body))
         return false;
     }
     return true;

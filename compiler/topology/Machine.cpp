@@ -18,10 +18,23 @@ static const TopoGraph &graphWithId(const std::vector<TopoGraph> &Graphs, int Id
 const TopoGraph &Machine::ringGraph() const { return graphWithId(Graphs, 0); }
 const TopoGraph &Machine::treeGraph() const { return graphWithId(Graphs, 1); }
 
+bool checkGpuRanks(const System &Sys, DiagnosticEngine &Diags) {
+  int NumGpus = Sys.count(NodeType::Gpu);
+  bool Ok = true;
+  for (const Node &Gpu : Sys.nodes(NodeType::Gpu))
+    if (Gpu.Gpu.Rank < 0 || Gpu.Gpu.Rank >= NumGpus) {
+      Diags.error(Gpu.Loc, "GPU rank " + std::to_string(Gpu.Gpu.Rank) + " is out of range: the " +
+                               std::to_string(NumGpus) + " GPUs of a node need ranks 0 to " +
+                               std::to_string(NumGpus - 1));
+      Ok = false;
+    }
+  return Ok;
+}
+
 std::optional<Machine> loadMachine(const std::string &Path, int NumNodes, SourceManager &SM,
                                    DiagnosticEngine &Diags) {
   std::optional<System> Sys = loadSystem(Path, SM, Diags);
-  if (!Sys)
+  if (!Sys || !checkGpuRanks(*Sys, Diags))
     return std::nullopt;
   Machine M;
   M.NumNodes = NumNodes;

@@ -18,6 +18,9 @@
 
 namespace cclc::topo {
 
+/// The most identical nodes a machine is connected across (--nodes).
+inline constexpr int MaxNodes = 4096;
+
 struct Machine {
   System Sys;                    ///< Prepared for NumNodes (paths computed).
   std::vector<TopoGraph> Graphs; ///< Ring (id 0), tree (id 1), NVLS when found.
@@ -26,6 +29,11 @@ struct Machine {
   const TopoGraph &ringGraph() const;
   const TopoGraph &treeGraph() const;
 };
+
+/// True when the GPUs' ranks are 0 to n-1, as connecting nodes needs them
+/// (duplicates are refused when the system is built); else false after an
+/// error at each GPU out of range.
+bool checkGpuRanks(const System &Sys, DiagnosticEngine &Diags);
 
 /// Loads Path and searches it for NumNodes nodes; nullopt after any error
 /// (reported through Diags).

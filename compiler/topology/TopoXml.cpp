@@ -429,10 +429,37 @@ bool loadXmlDocument(pugi::xml_document &Doc, uint32_t FileId, const SourceManag
   std::string_view Text = SM.getText(FileId);
   pugi::xml_parse_result Result =
       Doc.load_buffer(Text.data(), Text.size(), pugi::parse_default, pugi::encoding_utf8);
-  if (!Result)
+  if (!Result) {
     Diags.error(SM.locForOffset(FileId, static_cast<size_t>(Result.offset)),
                 std::string("malformed XML: ") + Result.description());
-  return static_cast<bool>(Result);
+    return false;
+  }
+  // The readers recurse into nested elements (<pci> in <pci>): bound the
+  // depth first, walking the tree without recursion.
+  int Depth = 1;
+  for (pugi::xml_node N = Doc.first_child(); N;) {
+    if (Depth > MaxXmlDepth && N.type() == pugi::node_element) {
+      ptrdiff_t Offset = N.offset_debug();
+      Diags.error(SM.locForOffset(FileId, Offset > 0 ? static_cast<size_t>(Offset - 1) : 0),
+                  "<" + std::string(N.name()) + "> is nested " + std::to_string(Depth) +
+                      " elements deep; cclc reads XML nested at most " +
+                      std::to_string(MaxXmlDepth) + " deep");
+      return false;
+    }
+    if (pugi::xml_node Child = N.first_child()) {
+      N = Child;
+      ++Depth;
+      continue;
+    }
+    while (Depth > 0 && !N.next_sibling()) {
+      N = N.parent();
+      --Depth;
+    }
+    if (Depth == 0)
+      break;
+    N = N.next_sibling();
+  }
+  return true;
 }
 
 std::optional<TopoXml> readTopoXml(uint32_t FileId, const SourceManager &SM,

@@ -117,8 +117,14 @@ struct TopoXml {
 std::optional<TopoXml> readTopoXml(uint32_t FileId, const SourceManager &SM,
                                    DiagnosticEngine &Diags);
 
+/// How deeply the elements of a topology or graph file may nest. NCCL's
+/// files nest about 10 deep (PCI switches in PCI switches); the readers
+/// recurse, so a bound keeps hostile nesting from overflowing the stack.
+inline constexpr int MaxXmlDepth = 64;
+
 /// Parses buffer FileId into Doc; reports malformed XML at the offending
-/// line and column. Shared by the topology and graph readers.
+/// line and column, and elements nested more than MaxXmlDepth deep at the
+/// first such element. Shared by the topology and graph readers.
 bool loadXmlDocument(pugi::xml_document &Doc, uint32_t FileId, const SourceManager &SM,
                      DiagnosticEngine &Diags);
 

@@ -109,6 +109,7 @@ inline std::string compilePlan(const std::string &Name, int NRanks, const PlanOp
     return {};
   plan::PlanInfo Info;
   Info.Source = File;
+  Info.SourceText = std::string(SM.getText(*Id));
   return plan::scheduleToPlan(*S, Info).dump(1);
 }
 
