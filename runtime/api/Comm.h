@@ -120,6 +120,9 @@ private:
   /// cclc compile option that generates such tables, for messages.
   void registerTable(std::span<const KernelEntry> Entries, Algorithm::Executor Kind,
                      const char *Flag);
+  /// Refuses A where the FIFOs it needs between this rank and one peer
+  /// would take more than the runtime allows.
+  void requireFifoBudget(const Algorithm &A) const;
   /// An interpreter algorithm for S, connected on the host when ConnectHost.
   Algorithm interpreted(sched::Schedule S, std::string Origin, const plan::PlanInfo &Info,
                         bool ConnectHost);

@@ -18,6 +18,8 @@
 
 #include "plan/Verifier.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -107,6 +109,28 @@ void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::s
   Table.add(interpreted(std::move(Plan->Sched), "plan " + Name, Plan->Info, true));
 }
 
+void Communicator::requireFifoBudget(const Algorithm &A) const {
+  // The FIFOs a rank shares with one peer, each way, are what one transport
+  // segment holds; a plan within the reader's limits (1024 channels, 64
+  // slots, a chunk grid of int32 sizes) could still ask for terabytes.
+  constexpr uint64_t MaxPeerFifoBytes = uint64_t(1) << 30;
+  std::map<std::pair<int, int>, uint64_t> Channels;
+  for (const auto &[From, To, Channel] : A.Links)
+    if (From == Rank || To == Rank)
+      ++Channels[{From, To}];
+  uint64_t Most = 0;
+  for (const auto &[Pair, N] : Channels)
+    Most = std::max(Most, N);
+  uint64_t Bytes = Most * A.LinkOptions.NumSlots * A.LinkOptions.SlotBytes;
+  require(Bytes <= MaxPeerFifoBytes,
+          A.Origin + " needs " + std::to_string(Bytes >> 20) + " MiB of FIFOs (" +
+              std::to_string(Most) + " channels of " + std::to_string(A.LinkOptions.NumSlots) +
+              " slots of " + std::to_string(A.LinkOptions.SlotBytes) +
+              " bytes) between rank " + std::to_string(Rank) +
+              " and a peer, more than the runtime's 1 GiB per peer; compile it with fewer "
+              "channels, buffer slots or chunks per message");
+}
+
 Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
                                     const plan::PlanInfo &Info, bool ConnectHost) {
   Algorithm A;
@@ -122,6 +146,7 @@ Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
   A.Interp = std::make_shared<const exec::Interpreter>(std::move(S));
   A.Shape = A.Interp->shape();
   A.LinkOptions = linkOptionsFor(A.Shape.Grid, BufferSlots);
+  requireFifoBudget(A);
   if (ConnectHost) {
     const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
     A.Net = Set.Net.get();
