@@ -29,6 +29,7 @@ std::string_view unaryOpSpelling(UnaryOp Op) {
 
 std::string_view binaryOpSpelling(BinaryOp Op) {
   switch (Op) {
+  case BinaryOp::Pow: return "**";
   case BinaryOp::Mul: return "*";
   case BinaryOp::Div: return "/";
   case BinaryOp::Rem: return "%";

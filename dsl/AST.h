@@ -88,7 +88,7 @@ public:
 };
 
 enum class BinaryOp {
-  Mul, Div, Rem, Add, Sub, Shl, Shr, BitAnd, BitXor, BitOr,
+  Pow, Mul, Div, Rem, Add, Sub, Shl, Shr, BitAnd, BitXor, BitOr,
   Eq, Ne, Lt, Le, Gt, Ge, LogAnd, LogOr,
 };
 std::string_view binaryOpSpelling(BinaryOp Op);

@@ -38,6 +38,21 @@ EvalResult evalBinary(BinaryOp Op, int64_t Lhs, int64_t Rhs) {
     if (__builtin_sub_overflow(Lhs, Rhs, &Result))
       return overflow(Op, Lhs, Rhs);
     return EvalResult::ok(Result);
+  case BinaryOp::Pow: {
+    if (Rhs < 0)
+      return EvalResult::fail("negative exponent " + std::to_string(Rhs) +
+                              " (integers have no fractions)");
+    // Square-and-multiply; any overflow on the way is an overflow of the
+    // result, since |Lhs| >= 2 only grows.
+    int64_t Base = Lhs, Power = 1;
+    for (int64_t E = Rhs; E > 0; E >>= 1) {
+      if ((E & 1) && __builtin_mul_overflow(Power, Base, &Power))
+        return overflow(Op, Lhs, Rhs);
+      if (E > 1 && __builtin_mul_overflow(Base, Base, &Base))
+        return overflow(Op, Lhs, Rhs);
+    }
+    return EvalResult::ok(Power);
+  }
   case BinaryOp::Mul:
     if (__builtin_mul_overflow(Lhs, Rhs, &Result))
       return overflow(Op, Lhs, Rhs);

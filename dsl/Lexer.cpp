@@ -50,6 +50,7 @@ std::string_view tokenKindName(TokenKind Kind) {
   case TokenKind::Plus: return "'+'";
   case TokenKind::Minus: return "'-'";
   case TokenKind::Star: return "'*'";
+  case TokenKind::StarStar: return "'**'";
   case TokenKind::Slash: return "'/'";
   case TokenKind::Percent: return "'%'";
   case TokenKind::Amp: return "'&'";
@@ -229,7 +230,7 @@ Token Lexer::next() {
     if (N == '>') return Double(TokenKind::Shr);
     return N == '=' ? Double(TokenKind::GreaterEq) : Single(TokenKind::Greater);
   case '+': return Single(TokenKind::Plus);
-  case '*': return Single(TokenKind::Star);
+  case '*': return N == '*' ? Double(TokenKind::StarStar) : Single(TokenKind::Star);
   case '/': return Single(TokenKind::Slash);
   case '%': return Single(TokenKind::Percent);
   case '&': return N == '&' ? Double(TokenKind::AmpAmp) : Single(TokenKind::Amp);

@@ -424,6 +424,12 @@ ExprPtr Parser::parseBinary(int MinPrecedence) {
     ExprPtr Rhs = parseBinary(Info->Precedence);
     if (!Rhs)
       return nullptr;
+    // `(-2) ^ s` is XOR, however much it looks like a power.
+    if (Info->Op == BinaryOp::BitXor)
+      if (auto *Neg = dyn_cast<UnaryExpr>(Lhs.get());
+          Neg && Neg->Op == UnaryOp::Neg && isa<IntLiteralExpr>(Neg->Operand.get()))
+        Diags.warning(OpTok.range(), "'^' is bitwise XOR, not a power; write '**' for a power, "
+                                     "as in (-2) ** s");
     // Comparisons do not chain: `a < b < c` is almost always a mistake.
     if (isComparison(Info->Op))
       if (auto *Inner = dyn_cast<BinaryExpr>(Lhs.get()); Inner && isComparison(Inner->Op))
@@ -446,12 +452,30 @@ ExprPtr Parser::parseUnary() {
   else if (Tok.is(TokenKind::Tilde))
     Op = UnaryOp::BitNot;
   if (!Op)
-    return parsePostfix(Scope);
+    return parsePower(Scope);
   SourceLoc Begin = consume().Loc;
   ExprPtr Operand = parseUnary();
   if (!Operand)
     return nullptr;
   return std::make_unique<UnaryExpr>(rangeFrom(Begin), *Op, std::move(Operand));
+}
+
+/// "**" binds tighter than the unary operators on its left and takes a
+/// unary expression on its right, as in Python: -2 ** 2 is -(2 ** 2), and
+/// 2 ** 3 ** 2 is 2 ** (3 ** 2).
+ExprPtr Parser::parsePower(NestingScope &Scope) {
+  ExprPtr Base = parsePostfix(Scope);
+  if (!Base || !Tok.is(TokenKind::StarStar))
+    return Base;
+  if (!Scope.enter())
+    return nullptr;
+  Token OpTok = consume();
+  ExprPtr Exponent = parseUnary();
+  if (!Exponent)
+    return nullptr;
+  SourceRange R{Base->Range.Begin, Exponent->Range.End};
+  return std::make_unique<BinaryExpr>(R, BinaryOp::Pow, OpTok.Loc, std::move(Base),
+                                      std::move(Exponent));
 }
 
 ExprPtr Parser::parsePostfix(NestingScope &Scope) {

@@ -41,6 +41,8 @@ private:
   ExprPtr parseBinary(int MinPrecedence);
   ExprPtr parseUnary();
   /// Member and index suffixes nest inside the caller's Scope.
+  /// A postfix expression, raised to a power when "**" follows.
+  ExprPtr parsePower(NestingScope &Scope);
   ExprPtr parsePostfix(NestingScope &Scope);
   ExprPtr parsePrimary();
   /// Parses '(' args ')'; false after reporting a malformed list.

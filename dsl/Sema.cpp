@@ -453,6 +453,9 @@ Type Sema::checkBinary(BinaryExpr &E, Context Ctx) {
   else if ((E.Op == BinaryOp::Div || E.Op == BinaryOp::Rem) && E.Rhs->ConstValue &&
            *E.Rhs->ConstValue == 0)
     Diags.error(E.Rhs->Range, "division by zero");
+  else if (E.Op == BinaryOp::Pow && E.Rhs->ConstValue && *E.Rhs->ConstValue < 0)
+    Diags.error(E.Rhs->Range, "negative exponent " + std::to_string(*E.Rhs->ConstValue) +
+                                  " (integers have no fractions)");
   else if ((E.Op == BinaryOp::Shl || E.Op == BinaryOp::Shr) && E.Rhs->ConstValue &&
            (*E.Rhs->ConstValue < 0 || *E.Rhs->ConstValue > 62))
     Diags.error(E.Rhs->Range,

@@ -52,6 +52,7 @@ enum class TokenKind {
   Plus,
   Minus,
   Star,
+  StarStar,
   Slash,
   Percent,
   Amp,

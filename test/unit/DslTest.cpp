@@ -349,6 +349,21 @@ TEST(DslArith, OverflowIsAnErrorNeverWrapped) {
   EXPECT_EQ(value(evalUnary(UnaryOp::Neg, INT64_MAX)), -INT64_MAX);
 }
 
+TEST(DslArith, PowersAreExactToTheEdgeOf64Bits) {
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, 2, 62)), int64_t(1) << 62);
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, -2, 63)), INT64_MIN);
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, -2, 5)), -32);
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, 3, 39)), 4052555153018976267);
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, -1, INT64_MAX)), -1);
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, 0, INT64_MAX)), 0);
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, 0, 0)), 1);
+  EXPECT_EQ(value(evalBinary(BinaryOp::Pow, 1, INT64_MAX)), 1);
+  EXPECT_TRUE(fails(evalBinary(BinaryOp::Pow, 2, 63), "integer overflow in 2 ** 63"));
+  EXPECT_TRUE(fails(evalBinary(BinaryOp::Pow, 3, 40), "integer overflow"));
+  EXPECT_TRUE(fails(evalBinary(BinaryOp::Pow, 2, INT64_MAX), "integer overflow"));
+  EXPECT_TRUE(fails(evalBinary(BinaryOp::Pow, 2, -1), "negative exponent -1"));
+}
+
 TEST(DslArith, ShiftsStayInRangeAndKeepTheSign) {
   EXPECT_EQ(value(evalBinary(BinaryOp::Shl, 1, 62)), int64_t(1) << 62);
   EXPECT_EQ(value(evalBinary(BinaryOp::Shl, -1, 62)), INT64_MIN / 2);
