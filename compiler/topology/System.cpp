@@ -177,6 +177,9 @@ private:
   void flattenBcmSwitches();
   void connectCpus();
   void sortLinks(NodeRef N, std::optional<NodeRef> Up);
+  /// Says why a topology has no ranked GPU: PCI devices of GPU class
+  /// without <gpu> elements (a file of the PCI tree only), or none at all.
+  void reportNoGpus(const TopoXml &Xml);
   void checkReachable(const TopoXml &Xml);
   void checkSymmetric();
 
@@ -434,10 +437,44 @@ void Builder::sortLinks(NodeRef N, std::optional<NodeRef> Up) {
   }
 }
 
+namespace {
+
+/// The PCI devices of GPU class (0x03) under Pci, in file order, with or
+/// without a ranked <gpu> element.
+void collectGpuDevices(const XmlPci &Pci, std::vector<const XmlPci *> &Out) {
+  if (Pci.Class == NodeType::Gpu)
+    Out.push_back(&Pci);
+  for (const XmlPci &Child : Pci.Children)
+    collectGpuDevices(Child, Out);
+}
+
+} // namespace
+
+void Builder::reportNoGpus(const TopoXml &Xml) {
+  std::vector<const XmlPci *> Devices;
+  for (const XmlCpu &Cpu : Xml.Cpus)
+    for (const auto &Child : Cpu.Children)
+      if (const auto *Pci = std::get_if<XmlPci>(&Child))
+        collectGpuDevices(*Pci, Devices);
+  if (Devices.empty()) {
+    Diags.error(Xml.Loc, "the topology has no GPU with a 'rank' attribute: it has neither a "
+                         "<gpu> element nor a PCI device of GPU class (0x03)");
+    return;
+  }
+  Diags.error(Xml.Loc, "the topology has no GPU with a 'rank' attribute: its " +
+                           std::to_string(Devices.size()) +
+                           " PCI devices of GPU class (0x03) have no <gpu rank=...> element, "
+                           "which NCCL adds when it detects the GPUs at run time. The file "
+                           "describes only the PCI tree, as a virtual machine's NCCL_TOPO_FILE "
+                           "does; compile against a topology NCCL dumped on the machine "
+                           "(NCCL_TOPO_DUMP_FILE)");
+  Diags.note(Devices.front()->Loc, "the first of them");
+}
+
 void Builder::checkReachable(const TopoXml &Xml) {
   const std::vector<Node> &Gpus = Sys.nodes(NodeType::Gpu);
   if (Gpus.empty()) {
-    Diags.error(Xml.Loc, "the topology has no GPU with a 'rank' attribute");
+    reportNoGpus(Xml);
     return;
   }
   // Breadth first over every link from the first GPU.
