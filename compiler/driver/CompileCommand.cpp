@@ -54,13 +54,14 @@ struct CompileOptions {
 
 /// --explain: the cost model's table for S, then S against the library's
 /// algorithms of the same collective on the same target (those that compile
-/// for it); the sizes where S wins become the plan's size window.
+/// for it); the sizes where S wins become the plan's size window. The
+/// tables go to OS.
 void explain(const sched::Schedule &S, const target::Target &Target, const CompileOptions &Opts,
-             SourceManager &SM, plan::PlanInfo &Info) {
+             SourceManager &SM, plan::PlanInfo &Info, std::ostream &OS) {
   cost::CostModel Model(Target);
   std::vector<uint64_t> Sizes = cost::explainSizes();
   std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, Model.predict(S, Sizes)}};
-  cost::printPredictions(S.Algorithm, Target.Description, Curves[0].Points, std::cout);
+  cost::printPredictions(S.Algorithm, Target.Description, Curves[0].Points, OS);
 
   std::vector<std::filesystem::path> Library;
   std::error_code Error;
@@ -88,19 +89,19 @@ void explain(const sched::Schedule &S, const target::Target &Target, const Compi
       Curves.push_back({Other->Algorithm, Model.predict(*Other, Sizes)});
   }
   if (Curves.size() == 1) {
-    std::cout << "compare: no other " << plan::collectiveName(S.Collective)
+    OS << "compare: no other " << plan::collectiveName(S.Collective)
               << " algorithm in " << Opts.Algorithms << " compiles for this target\n";
     return;
   }
-  cost::printComparison(Curves, std::cout);
+  cost::printComparison(Curves, OS);
   std::optional<cost::SizeWindow> Window = cost::fastestWindow(Curves, 0);
   if (!Window) {
-    std::cout << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
+    OS << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
     return;
   }
   Info.MinBytes = Window->MinBytes;
   Info.MaxBytes = Window->MaxBytes;
-  std::cout << "window: " << S.Algorithm << " is the fastest "
+  OS << "window: " << S.Algorithm << " is the fastest "
             << cost::describeWindow(*Window) << "\n";
 }
 
@@ -192,8 +193,11 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   Info.SourceText = std::string(SM.getText(*Id));
   Info.Target = Target.Description;
   Info.Generator = generatorName();
+  // The tables go to stdout unless the plan or schedule does: then to
+  // stderr, so that what stdout carries stays one valid document.
+  bool OutputOnStdout = !isKernelFormat(Opts.Emit) && Opts.Output == "-";
   if (Opts.Explain)
-    explain(*Schedule, Target, Opts, SM, Info);
+    explain(*Schedule, Target, Opts, SM, Info, OutputOnStdout ? std::cerr : std::cout);
   if (isKernelFormat(Opts.Emit)) {
     const codegen::TemplateCatalog *Catalog = Catalogs.get(primitiveTarget(Opts.Emit));
     return Catalog && writeKernels(*Schedule, *Catalog, Opts, Info, Diags) && !Diags.hasErrors()
