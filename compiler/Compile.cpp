@@ -18,7 +18,14 @@ std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManag
                                        DiagnosticEngine &Diags) {
   BuiltTarget Built;
   if (Options.Topo.empty()) {
-    Built.Target = target::flatTarget(Options.NRanks);
+    if (Options.NRanks % Options.Nodes != 0) {
+      Diags.error(SourceLoc{}, "--nranks " + std::to_string(Options.NRanks) +
+                                   " is not a multiple of --nodes " +
+                                   std::to_string(Options.Nodes) +
+                                   "; every node holds as many ranks");
+      return std::nullopt;
+    }
+    Built.Target = target::flatTarget(Options.NRanks, Options.Nodes);
     return Built;
   }
   // machine: read the topology, search it and connect its nodes.

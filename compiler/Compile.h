@@ -34,7 +34,7 @@
 namespace cclc::compiler {
 
 /// What to compile for: a topology file (times Nodes identical nodes) or,
-/// without one, NRanks ranks on a flat machine.
+/// without one, NRanks ranks on a flat machine of Nodes nodes.
 struct TargetOptions {
   std::string Topo;
   int Nodes = 1;

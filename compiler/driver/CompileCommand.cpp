@@ -220,9 +220,10 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->add_option("file", Opts->File, ".ccl algorithm")->required();
   CLI::Option *Topo = Cmd->add_option("--topo", Opts->Target.Topo, "NCCL topology XML of one node")
                           ->check(CLI::ExistingFile);
-  Cmd->add_option("--nodes", Opts->Target.Nodes, "Number of identical nodes (with --topo)")
+  Cmd->add_option("--nodes", Opts->Target.Nodes,
+                  "Number of identical nodes: of the --topo machine, or over which --nranks "
+                  "ranks are spread (node-major: rank = node * local_nranks + local_rank)")
       ->check(CLI::Range(1, topo::MaxNodes))
-      ->needs(Topo)
       ->capture_default_str();
   CLI::Option *NRanks = Cmd->add_option("--nranks", Opts->Target.NRanks,
                                         "Compile for N ranks without a topology: one ring in "

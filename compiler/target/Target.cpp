@@ -18,12 +18,17 @@ static std::vector<int32_t> children(std::initializer_list<int> Down) {
   return Result;
 }
 
-Target flatTarget(int32_t NRanks) {
-  CCLC_ASSERT(NRanks > 0, "a target needs ranks");
+Target flatTarget(int32_t NRanks, int32_t NNodes) {
+  CCLC_ASSERT(NRanks > 0 && NNodes > 0 && NRanks % NNodes == 0,
+              "a target needs ranks, spread evenly over its nodes");
   Target T;
   T.NRanks = NRanks;
-  T.LocalRanks = NRanks;
+  T.NNodes = NNodes;
+  T.LocalRanks = NRanks / NNodes;
   T.Description = std::to_string(NRanks) + " ranks";
+  if (NNodes > 1)
+    T.Description += " on " + std::to_string(NNodes) + " nodes of " +
+                     std::to_string(T.LocalRanks);
   std::vector<int32_t> Ring(NRanks);
   std::iota(Ring.begin(), Ring.end(), 0);
   T.Rings.push_back(std::move(Ring));

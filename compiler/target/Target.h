@@ -43,9 +43,11 @@ struct Target {
   int32_t localRankOf(int32_t Rank) const { return Rank % LocalRanks; }
 };
 
-/// --nranks N: one node of N ranks, one ring channel in rank order, and two
-/// tree channels carrying NCCL's double binary tree over the ranks.
-Target flatTarget(int32_t NRanks);
+/// --nranks N [--nodes M]: M nodes of N / M ranks each, numbered node-major
+/// (rank = node * local_nranks + local_rank), one ring channel in rank order,
+/// and two tree channels carrying NCCL's double binary tree over the ranks.
+/// NNodes must divide NRanks.
+Target flatTarget(int32_t NRanks, int32_t NNodes = 1);
 
 /// --topo: the channels connect found for Machine across Conn.NNodes nodes.
 Target topologyTarget(const topo::System &Machine, const topo::Connection &Conn,
