@@ -133,9 +133,8 @@ ncclResult_t checkRank(const ncclComm *C, int Rank, const char *What) {
 
 /// Checks the communicator and looks up Type.
 ncclResult_t prepare(const ncclComm *C, ncclDataType_t Type, TypeInfo &T) {
-  if (!C || !C->Comm)
-    return fail(ncclInvalidArgument, "the communicator is null or was never initialized");
-  return typeOf(Type, T);
+  ncclResult_t Bad = requireComm(C);
+  return Bad ? Bad : typeOf(Type, T);
 }
 
 /// Submits a checked call; what it throws becomes its status.
@@ -307,8 +306,8 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *Op, void *Scalar, ncclDataTyp
 }
 
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t Op, ncclComm_t C) {
-  if (!C || !C->Comm)
-    return fail(ncclInvalidArgument, "the communicator is null or was never initialized");
+  if (ncclResult_t Bad = requireComm(C))
+    return Bad;
   std::lock_guard<std::mutex> Guard(C->Lock);
   size_t Index = size_t(Op) - ncclNumOps;
   if (int(Op) < ncclNumOps || Index >= C->Operators.size() || !C->Operators[Index].Live)

@@ -87,12 +87,6 @@ ncclResult_t initRank(ncclComm *C, int Size, const ncclUniqueId &Id, int Rank) {
   return ncclSuccess;
 }
 
-ncclResult_t requireComm(const ncclComm *C) {
-  if (!C || !C->Comm)
-    return fail(ncclInvalidArgument, "the communicator is null or was never initialized");
-  return ncclSuccess;
-}
-
 /// Stores Value in *Out (the argument Name) for a query about Comm.
 ncclResult_t answer(const ncclComm *Comm, int *Out, const char *Name, int Value) {
   if (ncclResult_t R = requireComm(Comm))
@@ -156,6 +150,12 @@ ncclResult_t checkConfig(const ncclConfig_t *Config) {
 }
 
 } // namespace
+
+ncclResult_t requireComm(const ncclComm *C) {
+  if (!C || !C->Comm)
+    return fail(ncclInvalidArgument, "the communicator is null or was never initialized");
+  return ncclSuccess;
+}
 
 ncclResult_t fail(ncclResult_t Result, const std::string &Message) {
   LastError = Message;

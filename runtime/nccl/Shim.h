@@ -51,6 +51,8 @@ namespace cclc::nccl {
 
 /// Records Message as this thread's last error and returns Result.
 ncclResult_t fail(ncclResult_t Result, const std::string &Message);
+/// Refuses a null communicator, or one whose init failed.
+ncclResult_t requireComm(const ncclComm *C);
 /// NCCL's status for a cclc status; a failure also records cclc's message.
 ncclResult_t fromCclc(cclcResult_t Result, cclcComm_t Comm);
 
