@@ -14,8 +14,17 @@ ChannelPool::~ChannelPool() {
     T.join();
 }
 
-std::vector<std::exception_ptr> ChannelPool::run(int Channels,
-                                                 const std::function<void(int)> &Run) {
+const std::vector<std::exception_ptr> &ChannelPool::run(int Channels,
+                                                        const std::function<void(int)> &Run) {
+  if (Channels == 1) {
+    Errors.assign(1, nullptr);
+    try {
+      Run(0);
+    } catch (...) {
+      Errors[0] = std::current_exception();
+    }
+    return Errors;
+  }
   {
     std::lock_guard<std::mutex> Guard(Lock);
     while (int(Workers.size()) + 1 < Channels)
@@ -26,8 +35,7 @@ std::vector<std::exception_ptr> ChannelPool::run(int Channels,
     Errors.assign(size_t(Channels), nullptr);
     ++Generation;
   }
-  if (Channels > 1)
-    Start.notify_all();
+  Start.notify_all();
   std::exception_ptr First;
   try {
     Run(0);
@@ -38,7 +46,7 @@ std::vector<std::exception_ptr> ChannelPool::run(int Channels,
   Done.wait(Guard, [&] { return Pending == 0; });
   Errors[0] = First;
   Job = nullptr;
-  return std::move(Errors);
+  return Errors;
 }
 
 void ChannelPool::work(int Channel) {

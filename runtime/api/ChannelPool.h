@@ -32,8 +32,10 @@ public:
 
   /// Calls Run(C) for every channel C below NChannels, all at once, and
   /// returns when every one has returned: each channel's exception, or null
-  /// where it finished.
-  std::vector<std::exception_ptr> run(int NChannels, const std::function<void(int)> &Run);
+  /// where it finished, valid until the next call. A single channel runs on
+  /// the caller alone, with no lock taken and nothing allocated after the
+  /// first call.
+  const std::vector<std::exception_ptr> &run(int NChannels, const std::function<void(int)> &Run);
 
 private:
   void work(int Channel);

@@ -131,9 +131,10 @@ private:
   Algorithm fallback(const Request &R);
   /// The GPU context, made for call R when there is none yet.
   GpuContext &gpu(const Request &R);
-  /// Runs R's channels on the host with Args; each channel's error.
-  std::vector<std::exception_ptr> runOnHost(const Request &R, const Algorithm &A,
-                                            const kern::CallArgs &Args);
+  /// Runs R's channels on the host with Args; each channel's error, valid
+  /// until the next call.
+  const std::vector<std::exception_ptr> &runOnHost(const Request &R, const Algorithm &A,
+                                                   const kern::CallArgs &Args);
   /// "rank 1 called allreduce of 8 KiB (f32, sum) with ring_allreduce#1a2b3c4d
   /// as its call 3 where rank 0 called ...": both sides of E, a message of
   /// another call than this rank's.

@@ -17,6 +17,7 @@
 #include "runtime/api/Gpu.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <dlfcn.h>
 #include <link.h>
@@ -50,13 +51,24 @@ template <class Fn> bool bind(void *Library, const char *Name, Fn &Entry) {
   return Entry != nullptr;
 }
 
-/// The loaded driver's entry points; null while the driver is not loaded.
-/// Once found they are kept, with the reference the lookup took, so that the
-/// driver stays loaded.
+/// How many objects the loader has loaded so far: a count that changes
+/// whenever a library is loaded, read from the first entry of its list.
+unsigned long long loaderAdditions() {
+  unsigned long long Adds = 0;
+  ::dl_iterate_phdr(
+      [](struct dl_phdr_info *Info, size_t Size, void *Out) {
+        if (Size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof(Info->dlpi_adds))
+          *static_cast<unsigned long long *>(Out) = Info->dlpi_adds;
+        return 1;
+      },
+      &Adds);
+  return Adds;
+}
+
 /// The path of the CUDA driver library among the objects the process has
-/// loaded; empty when it has none. Every host call asks until the driver is
-/// found, so this walks the loader's list in memory: dlopen with RTLD_NOLOAD
-/// and a bare name would search the library path on disk each time.
+/// loaded; empty when it has none. This walks the loader's list in memory:
+/// dlopen with RTLD_NOLOAD and a bare name would search the library path on
+/// disk.
 std::string loadedDriverPath() {
   std::string Path;
   ::dl_iterate_phdr(
@@ -72,21 +84,31 @@ std::string loadedDriverPath() {
   return Path;
 }
 
+/// The loaded driver's entry points; null while the driver is not loaded.
+/// Once found they are kept, with the reference the lookup took, so that the
+/// driver stays loaded. Every host call asks until the driver is found, so
+/// the loader's list is searched again only after a library was loaded: a
+/// host call in a process without CUDA costs one step of the list, no lock.
 const Driver *loadedDriver() {
   static std::mutex Lock;
   static Driver Entries;
   static std::atomic<bool> Found{false};
+  /// The loader's count of additions when the list was last searched in vain.
+  static std::atomic<unsigned long long> Searched{0};
   if (Found.load(std::memory_order_acquire))
     return &Entries;
+  unsigned long long Adds = loaderAdditions();
+  if (Adds && Adds == Searched.load(std::memory_order_acquire))
+    return nullptr;
   std::lock_guard<std::mutex> Guard(Lock);
   if (Found.load(std::memory_order_relaxed))
     return &Entries;
   std::string Path = loadedDriverPath();
-  if (Path.empty())
+  void *Library = Path.empty() ? nullptr : ::dlopen(Path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!Library) {
+    Searched.store(Adds, std::memory_order_release);
     return nullptr;
-  void *Library = ::dlopen(Path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  if (!Library)
-    return nullptr;
+  }
   if (!bind(Library, "cuPointerGetAttribute", Entries.PointerGetAttribute) ||
       !bind(Library, "cuDeviceGetCount", Entries.DeviceGetCount) ||
       !bind(Library, "cuDeviceGet", Entries.DeviceGet) ||
@@ -96,6 +118,7 @@ const Driver *loadedDriver() {
       !bind(Library, "cuCtxPushCurrent_v2", Entries.CtxPushCurrent) ||
       !bind(Library, "cuCtxPopCurrent_v2", Entries.CtxPopCurrent)) {
     ::dlclose(Library);
+    Searched.store(Adds, std::memory_order_release);
     return nullptr;
   }
   Found.store(true, std::memory_order_release);

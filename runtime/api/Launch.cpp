@@ -147,13 +147,15 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
       G->checkBuffer(Recv, "recvbuff");
   }
   const Algorithm *A = nullptr;
-  std::vector<std::exception_ptr> Errors;
+  // The channels' errors, or what was thrown before they ran.
+  std::vector<std::exception_ptr> Thrown;
+  const std::vector<std::exception_ptr> *Errors = &Thrown;
   try {
     A = &Table.choose(R, [&] { return fallback(R); });
   } catch (const ApiError &) {
     throw; // No algorithm: refused before anything was sent.
   } catch (...) {
-    Errors.assign(1, std::current_exception());
+    Thrown.assign(1, std::current_exception());
   }
   if (A) {
     try {
@@ -170,21 +172,23 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
                          [](void *Dst, const void *Src, size_t Bytes) {
                            std::memcpy(Dst, Src, Bytes);
                          });
-        Errors = runOnHost(R, *A, Args);
+        Errors = &runOnHost(R, *A, Args);
       }
     } catch (...) {
-      Errors.assign(1, std::current_exception());
+      Thrown.assign(1, std::current_exception());
+      Errors = &Thrown;
     }
   }
-  for (const std::exception_ptr &E : Errors)
+  for (const std::exception_ptr &E : *Errors)
     if (E)
       fail(std::string(plan::collectiveName(R.Collective)) + " of " + plan::formatBytes(R.bytes()) +
                (A ? " with " + A->Name : "") + (R.Where == Target::Gpu ? " on the GPU" : ""),
-           Errors);
+           *Errors);
 }
 
-std::vector<std::exception_ptr> Communicator::runOnHost(const Request &R, const Algorithm &A,
-                                                        const kern::CallArgs &Call) {
+const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
+                                                               const Algorithm &A,
+                                                               const kern::CallArgs &Call) {
   host::KernelArgs Args;
   static_cast<kern::CallArgs &>(Args) = Call;
   Args.SlotBytes = A.SlotBytes;

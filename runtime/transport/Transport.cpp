@@ -5,13 +5,38 @@
 #include "runtime/transport/shm/ShmTransport.h"
 #include "runtime/transport/tcp/TcpTransport.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <set>
 
 namespace cclc::net {
 
+namespace {
+
+/// CCLC_SPIN_US: how long a wait polls for its peer before it sleeps until
+/// the peer moves. Polling answers fastest, but a rank waiting for a peer
+/// that computes, or for one that shares its core, would burn the core
+/// the others need; a sleep and its wake-up cost a few microseconds, little
+/// against a wait already this long.
+std::chrono::microseconds waitPatience() {
+  constexpr long long Most = 60'000'000;
+  const char *Env = std::getenv("CCLC_SPIN_US");
+  if (!Env || !*Env)
+    return std::chrono::microseconds(100);
+  char *End = nullptr;
+  errno = 0;
+  long long Us = std::strtoll(Env, &End, 10);
+  if (*End || errno || Us < 0 || Us > Most)
+    throw NetError(std::string("CCLC_SPIN_US=") + Env + " is not a number of microseconds in [0, " +
+                   std::to_string(Most) + "]");
+  return std::chrono::microseconds(Us);
+}
+
+} // namespace
+
 Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
                          const LinkOptions &Options, SetupScope Scope)
-    : Rank(B.rank()), Timeout(B.timeout()) {
+    : Rank(B.rank()), Timeout(B.timeout()), Patience(waitPatience()) {
   LinkSetup Setup(B, Sends, Recvs, Options, TransportKind::Shm, Scope);
   Kinds = Setup.kinds();
   std::map<int, ShmSegment *> Created;
@@ -41,8 +66,9 @@ Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<co
 
 Connections::~Connections() { Proxy.reset(); }
 
-const host::Waiter *Connections::addWaiter(const std::atomic<uint32_t> &Abort) {
-  return &Waiters.emplace_back(host::Waiter{&Abort, Timeout});
+const host::Waiter *Connections::addWaiter(const std::atomic<uint32_t> &Abort,
+                                           std::chrono::microseconds Patience) {
+  return &Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience});
 }
 
 void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
@@ -57,7 +83,7 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
                           .get();
     Created[Peer] = Seg;
     P.Offer = Seg->name();
-    const host::Waiter *W = addWaiter(Seg->abortWord());
+    const host::Waiter *W = addWaiter(Seg->abortWord(), Patience);
     for (uint32_t I = 0; I < P.Recvs.size(); ++I)
       Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W, &Call};
   }
@@ -72,14 +98,17 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
                                                               Options.NumSlots, Options.SlotBytes));
   // Both sides have mapped the segment: its name is no longer needed.
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
-  const host::Waiter *W = addWaiter(Seg.abortWord());
+  const host::Waiter *W = addWaiter(Seg.abortWord(), Patience);
   for (uint32_t I = 0; I < P.Sends.size(); ++I)
     Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W, &Call};
 }
 
 host::Fifo Connections::newTcpFifo(int Peer, int Channel, bool Send, const LinkOptions &Options) {
+  // The proxy thread polls these FIFOs, and sleeps in poll() on its sockets
+  // alone once idle, so a rank that slept on them would wake only when the
+  // proxy's nap ends: the ends of a TCP link poll.
   if (!TcpWait)
-    TcpWait = addWaiter(LocalAbort);
+    TcpWait = addWaiter(LocalAbort, std::chrono::microseconds::max());
   size_t Bytes = host::Fifo::bytesFor(Options.NumSlots, Options.SlotBytes);
   auto &Mem = LocalFifos.emplace_back(new CacheLine[(Bytes + 63) / 64]);
   host::Fifo Q = host::Fifo::place(Mem.get(), Options.NumSlots, Options.SlotBytes, /*Init=*/true);

@@ -81,6 +81,9 @@ public:
 private:
   int Rank;
   std::chrono::milliseconds Timeout;
+  /// How long the waits of shared-memory links poll before they sleep
+  /// (CCLC_SPIN_US).
+  std::chrono::microseconds Patience;
   std::atomic<uint32_t> LocalAbort{0};
   FailureCause Failure;
   std::map<int, TransportKind> Kinds;
@@ -107,7 +110,9 @@ private:
   void attachSegment(int Peer, const PeerLinks &P, const LinkOptions &Options);
   /// A FIFO of a TCP link, in process memory.
   host::Fifo newTcpFifo(int Peer, int Channel, bool Send, const LinkOptions &Options);
-  const host::Waiter *addWaiter(const std::atomic<uint32_t> &Abort);
+  /// A waiter stopped by Abort that sleeps after Patience.
+  const host::Waiter *addWaiter(const std::atomic<uint32_t> &Abort,
+                                std::chrono::microseconds Patience);
 };
 
 } // namespace cclc::net

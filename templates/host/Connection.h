@@ -32,13 +32,21 @@
 #include "common/Fifo.h"
 
 #include <atomic>
+#include <bit>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <initializer_list>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <thread>
+#include <time.h>
+#include <unistd.h>
 
 namespace cclc::host {
 
@@ -73,39 +81,136 @@ public:
   kern::CallStamp Sent, Expected;
 };
 
+/// A FIFO counter that one side advances and the other may sleep on: the
+/// counter, and how many waiters sleep on its low 32 bits, a futex word
+/// that every process mapping the FIFO shares. Advancing it costs a store
+/// and a load while nobody sleeps, and a wake-up syscall only when somebody
+/// does. The sleeper count is seq_cst on both sides, so a waiter that counts
+/// itself in and then finds the counter unchanged cannot miss the advance
+/// that follows.
+struct Bell {
+  std::atomic<uint64_t> Value{0};
+  std::atomic<uint32_t> Sleepers{0};
+
+  uint64_t load(std::memory_order Order) const { return Value.load(Order); }
+  /// Sets the counter to V (a release) and wakes whoever sleeps on it.
+  void publish(uint64_t V) {
+    Value.store(V, std::memory_order_seq_cst);
+    if (Sleepers.load(std::memory_order_seq_cst))
+      ::syscall(SYS_futex, word(), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+  }
+  /// The counter's low half, which changes on every advance.
+  uint32_t *word() const {
+    static_assert(std::endian::native == std::endian::little, "the futex word is the low half");
+    return reinterpret_cast<uint32_t *>(const_cast<std::atomic<uint64_t> *>(&Value));
+  }
+};
+static_assert(sizeof(std::atomic<uint64_t>) == 8 && sizeof(Bell) <= 64,
+              "a counter and its sleepers share a cache line");
+
 /// Bounds every blocking wait of one collective.
 struct Waiter {
   /// Raised (nonzero) to stop every wait; may be null.
   const std::atomic<uint32_t> *Abort = nullptr;
   std::chrono::milliseconds Timeout{30000};
+  /// How long a wait polls before it sleeps until its counters move; max
+  /// (the default) never sleeps, for FIFOs whose other side cannot wake a
+  /// sleeper (a GPU kernel's).
+  std::chrono::microseconds Patience = std::chrono::microseconds::max();
+  /// The longest sleep: an abort or a timeout is noticed within it.
+  static constexpr std::chrono::milliseconds Nap{1};
 
-  /// Spins on Ready, then yields, until it holds; throws on timeout or abort.
-  /// What and Peer name the wait in the error.
-  template <class Pred> void until(Pred &&Ready, const char *What, int Peer) const {
+  /// Spins on Ready, then polls while yielding the core, then sleeps until
+  /// one of the counters Bells moves (Ready depends on no other memory),
+  /// until it holds; throws on timeout or abort. What and Peer name the
+  /// wait in the error.
+  template <class Pred>
+  void until(Pred &&Ready, const char *What, int Peer,
+             std::initializer_list<const Bell *> Bells = {}) const {
     for (int Spin = 0; Spin < 2048; ++Spin)
       if (Ready())
         return;
-    auto Deadline = std::chrono::steady_clock::now() + Timeout;
+    auto Start = std::chrono::steady_clock::now();
+    auto Deadline = Start + Timeout;
+    bool MaySleep = Bells.size() && Patience != std::chrono::microseconds::max();
+    auto SleepAt = MaySleep ? Start + Patience : Deadline;
     for (uint32_t I = 0;; ++I) {
       if (Ready())
         return;
       if (Abort && Abort->load(std::memory_order_relaxed))
         throw CommError(CommStatus::Aborted, std::string("aborted while waiting to ") + What +
                                                  " rank " + std::to_string(Peer));
-      if ((I & 63) == 0 && std::chrono::steady_clock::now() > Deadline)
-        throw CommError(CommStatus::Timeout,
-                        std::string("timed out after ") + std::to_string(Timeout.count()) +
-                            " ms waiting to " + What + " rank " + std::to_string(Peer) +
-                            "; the peer may have died or stalled");
-      std::this_thread::yield();
+      bool Sleepy = false;
+      if ((I & 63) == 0 || I > 1u << 30) {
+        auto Now = std::chrono::steady_clock::now();
+        if (Now > Deadline)
+          throw CommError(CommStatus::Timeout,
+                          std::string("timed out after ") + std::to_string(Timeout.count()) +
+                              " ms waiting to " + What + " rank " + std::to_string(Peer) +
+                              "; the peer may have died or stalled");
+        Sleepy = Now >= SleepAt;
+      }
+      if (Sleepy) {
+        // Past the patience every round sleeps, and checks the clock.
+        I = 1u << 30 | 1;
+        sleep(Bells, Ready);
+      } else {
+        std::this_thread::yield();
+      }
     }
+  }
+
+private:
+  /// Sleeps until a counter of Bells moves, for at most Nap, unless Ready
+  /// already holds once this waiter is counted among the sleepers.
+  template <class Pred>
+  static void sleep(std::initializer_list<const Bell *> Bells, Pred &Ready) {
+    struct Watched {
+      const Bell *B;
+      uint32_t Seen;
+    } W[2];
+    size_t N = 0;
+    for (const Bell *B : Bells)
+      if (N < 2) {
+        const_cast<Bell *>(B)->Sleepers.fetch_add(1, std::memory_order_seq_cst);
+        W[N++] = {B, uint32_t(B->Value.load(std::memory_order_seq_cst))};
+      }
+    if (!Ready()) {
+      timespec Nap{0, long(std::chrono::nanoseconds(Waiter::Nap).count())};
+      if (N == 1)
+        ::syscall(SYS_futex, W[0].B->word(), FUTEX_WAIT, W[0].Seen, &Nap, nullptr, 0);
+      else
+        waitEither(W[0].B, W[0].Seen, W[1].B, W[1].Seen, Nap);
+    }
+    for (size_t I = 0; I < N; ++I)
+      const_cast<Bell *>(W[I].B)->Sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  /// Sleeps until A's or B's word differs from what was seen, for at most
+  /// Nap: futex_waitv where the kernel has it (Linux 5.16), else a sleep on
+  /// A alone, so that B's moves are noticed within Nap.
+  static void waitEither(const Bell *A, uint32_t SeenA, const Bell *B, uint32_t SeenB,
+                         timespec Nap) {
+#ifdef SYS_futex_waitv
+    futex_waitv Waits[2] = {{SeenA, uint64_t(uintptr_t(A->word())), FUTEX_32, 0},
+                            {SeenB, uint64_t(uintptr_t(B->word())), FUTEX_32, 0}};
+    timespec Until;
+    ::clock_gettime(CLOCK_MONOTONIC, &Until);
+    Until.tv_nsec += Nap.tv_nsec;
+    Until.tv_sec += Until.tv_nsec / 1000000000;
+    Until.tv_nsec %= 1000000000;
+    if (::syscall(SYS_futex_waitv, Waits, 2u, 0u, &Until, CLOCK_MONOTONIC) >= 0 ||
+        errno != ENOSYS)
+      return;
+#endif
+    ::syscall(SYS_futex, A->word(), FUTEX_WAIT, SeenA, &Nap, nullptr, 0);
   }
 };
 
 /// The shared part of a FIFO: the counters, on cache lines of their own.
 struct FifoHeader {
-  alignas(64) std::atomic<uint64_t> Tail{0}; ///< Messages posted by the sender.
-  alignas(64) std::atomic<uint64_t> Head{0}; ///< Messages consumed by the receiver.
+  alignas(64) Bell Tail; ///< Messages posted by the sender.
+  alignas(64) Bell Head; ///< Messages consumed by the receiver.
 };
 
 /// A view of one FIFO laid out in a block of memory (common/Fifo.h).
@@ -135,7 +240,7 @@ struct Outbox {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
     Wait->until(
         [&] { return Tail - Q.Header->Head.load(std::memory_order_acquire) < Q.NumSlots; },
-        "send to", Peer);
+        "send to", Peer, {&Q.Header->Head});
     if (Call && Call->Seq != Stamped)
       Q.Stamps[Tail % Q.NumSlots] = *Call;
     return Q.slot(Tail);
@@ -155,7 +260,7 @@ struct Outbox {
       Stamped = Call->Seq;
     }
     Q.Sizes[Tail % Q.NumSlots] = Word;
-    Q.Header->Tail.store(Tail + 1, std::memory_order_release);
+    Q.Header->Tail.publish(Tail + 1);
   }
 };
 
@@ -174,7 +279,7 @@ struct Inbox {
   const std::byte *peek(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     Wait->until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
-                "receive from", Peer);
+                "receive from", Peer, {&Q.Header->Tail});
     uint64_t Word = Q.Sizes[Head % Q.NumSlots];
     if (Call && Call->Seq != Checked) {
       // The digest with another size than expected is the same call's, run
@@ -201,7 +306,9 @@ struct Inbox {
            Q.Header->Head.load(std::memory_order_relaxed);
   }
   /// Frees the slot returned by peek().
-  void release() { Q.Header->Head.fetch_add(1, std::memory_order_release); }
+  void release() {
+    Q.Header->Head.publish(Q.Header->Head.load(std::memory_order_relaxed) + 1);
+  }
 };
 
 } // namespace cclc::host

@@ -192,7 +192,8 @@ void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
 /// order the peers allow, so two ranks exchanging never wait on each other.
 template <class T, class Op, class R>
 inline void sendAndReceive(Outbox &Out, Inbox &In, Slice<const T> Src, R &&Receive) {
-  Out.Wait->until([&] { return Out.ready() || In.ready(); }, "exchange with", Out.Peer);
+  Out.Wait->until([&] { return Out.ready() || In.ready(); }, "exchange with", Out.Peer,
+                  {&Out.Q.Header->Head, &In.Q.Header->Tail});
   if (Out.ready()) {
     send<T, Op>(Out, Src);
     Receive();

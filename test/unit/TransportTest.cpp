@@ -196,6 +196,102 @@ INSTANTIATE_TEST_SUITE_P(Net, Transport, ::testing::Values(TransportKind::Shm, T
 
 namespace {
 
+/// The calling thread's CPU time.
+std::chrono::nanoseconds threadCpuTime() {
+  timespec T{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T);
+  return std::chrono::seconds(T.tv_sec) + std::chrono::nanoseconds(T.tv_nsec);
+}
+
+/// Runs Wait, which lasts about Stall, and requires that it returned and
+/// spent under a quarter of its time on the CPU: a waiter that polled for
+/// all of it would spend most of it there.
+void requireSlept(const char *What, const std::function<void()> &Wait) {
+  auto Cpu = threadCpuTime();
+  auto Start = std::chrono::steady_clock::now();
+  Wait();
+  auto Wall = std::chrono::steady_clock::now() - Start;
+  auto Busy = threadCpuTime() - Cpu;
+  require(Busy * 4 < Wall, std::string(What) + " used " +
+                               std::to_string(Busy.count() / 1000) + " us of CPU in " +
+                               std::to_string(Wall.count() / 1000) + " us; it should sleep");
+}
+
+} // namespace
+
+/// Over shared memory a wait that outlasts CCLC_SPIN_US sleeps until the
+/// peer moves the counter it waits on, and wakes when it does: a receiver
+/// waiting for a message, a sender waiting for a free slot, and a rank
+/// exchanging that waits for either. Each wait outlasts the patience by far
+/// (the peer stalls 300 ms), and must leave the core to others.
+TEST(SleepingWaits, WakeWhenThePeerMoves) {
+  ::setenv("CCLC_TRANSPORT", "shm", 1);
+  ::setenv("CCLC_SPIN_US", "50", 1);
+  std::vector<int> Status = forkJob(2, 10s, [](Bootstrap &B) {
+    int Me = B.rank(), Peer = 1 - Me;
+    std::vector<Link> Both{{Peer, 0}};
+    Connections C(B, Both, Both, LinkOptions{2, 256});
+    host::Outbox &Out = C.out(Peer, 0);
+    host::Inbox &In = C.in(Peer, 0);
+    B.barrier();
+    // Rank 1 waits to receive while rank 0 stalls, then to send into a full
+    // FIFO while rank 0 stalls before draining it.
+    uint64_t Seq = 0;
+    if (Me == 1) {
+      requireSlept("a receive", [&] { recvMessage(In, 1, 0, 0); });
+      for (; Seq < 2; ++Seq)
+        sendMessage(Out, 1, 0, Seq);
+      requireSlept("a send into a full FIFO", [&] { sendMessage(Out, 1, 0, Seq++); });
+    } else {
+      std::this_thread::sleep_for(300ms);
+      sendMessage(Out, 0, 0, 0);
+      std::this_thread::sleep_for(300ms);
+      for (; Seq < 3; ++Seq)
+        recvMessage(In, 0, 0, Seq);
+    }
+    B.barrier();
+    // Rank 0, its FIFO to rank 1 full, waits until it may send or receive;
+    // rank 1 stalls, then only drains, moving the counter of rank 0's send.
+    if (Me == 0) {
+      for (Seq = 1; Seq < 3; ++Seq)
+        sendMessage(Out, 0, 0, Seq);
+      requireSlept("an exchange", [&] {
+        Out.Wait->until([&] { return Out.ready() || In.ready(); }, "exchange with", Peer,
+                        {&Out.Q.Header->Head, &In.Q.Header->Tail});
+      });
+    } else {
+      std::this_thread::sleep_for(300ms);
+      for (Seq = 1; Seq < 3; ++Seq)
+        recvMessage(In, 1, 0, Seq);
+    }
+    B.barrier();
+    return 0;
+  });
+  ::unsetenv("CCLC_SPIN_US");
+  ::unsetenv("CCLC_TRANSPORT");
+  EXPECT_TRUE(exitedWith(Status[0], 0));
+  EXPECT_TRUE(exitedWith(Status[1], 0));
+}
+
+/// A malformed CCLC_SPIN_US is refused, naming the variable.
+TEST(SleepingWaits, MalformedPatienceIsRefused) {
+  for (const char *Bad : {"soon", "-1", "60000001", "12us"}) {
+    ::setenv("CCLC_SPIN_US", Bad, 1);
+    std::vector<int> Status = forkJob(1, 5s, [](Bootstrap &B) {
+      try {
+        Connections C(B, {}, {});
+      } catch (const NetError &E) {
+        return std::string(E.what()).find("CCLC_SPIN_US") != std::string::npos ? 0 : 2;
+      }
+      return 1;
+    });
+    EXPECT_TRUE(exitedWith(Status[0], 0)) << Bad;
+  }
+  ::unsetenv("CCLC_SPIN_US");
+}
+
+namespace {
+
 enum class Victim { Sender, Receiver };
 
 class DeadPeer : public ::testing::TestWithParam<std::tuple<TransportKind, Victim>> {

@@ -305,7 +305,7 @@ bool TcpProxy::Engine::write(Conn &C) {
     switch (Finished.F.Type) {
     case FrameType::Data: {
       SendLane &L = *Finished.Send;
-      L.Q.Header->Head.store(L.Written.complete(Finished.F.Seq), std::memory_order_release);
+      L.Q.Header->Head.publish(L.Written.complete(Finished.F.Seq));
       break;
     }
     case FrameType::Credit:
@@ -400,7 +400,7 @@ void TcpProxy::Engine::endData(Conn &C) {
   RecvLane &L = *C.Lane;
   L.Q.Sizes[C.In.Seq % L.Q.NumSlots] = C.In.SizeWord;
   L.Q.Stamps[C.In.Seq % L.Q.NumSlots] = C.In.Stamp;
-  L.Q.Header->Tail.store(L.Arrived.complete(C.In.Seq), std::memory_order_release);
+  L.Q.Header->Tail.publish(L.Arrived.complete(C.In.Seq));
 }
 
 void TcpProxy::Engine::peerClosed(Conn &C, const std::string &Error) {
