@@ -48,6 +48,7 @@ std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManag
   if (Options.Nodes > 1)
     Description += " x " + std::to_string(Options.Nodes) + " nodes";
   Built.Target = target::topologyTarget(Built.Machine->Sys, Built.Machine->Conn,
+                                        Built.Machine->ringGraph().BwIntra,
                                         std::move(Description));
   return Built;
 }

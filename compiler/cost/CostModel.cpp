@@ -40,8 +40,8 @@ namespace {
 /// One run of the execution model with times attached.
 class Simulation {
 public:
-  Simulation(const Schedule &S, const LinkTable &Links, uint64_t Bytes)
-      : S(S), Links(Links),
+  Simulation(const Schedule &S, const LinkTable &Links, float ChannelBwGBs, uint64_t Bytes)
+      : S(S), Links(Links), ChannelBw(ChannelBwGBs * 1e3),
         ChunkBytes(static_cast<double>(Bytes) / messageUnits(S) / S.chunksPerUnit()),
         Lanes(static_cast<size_t>(S.NRanks) * S.NChannels) {
     countChannelsPerLink();
@@ -86,6 +86,8 @@ private:
 
   const Schedule &S;
   const LinkTable &Links;
+  /// Bytes per us one channel moves at most; 0 for no limit.
+  double ChannelBw;
   double ChunkBytes;
   std::vector<Lane> Lanes;
   std::map<std::tuple<int32_t, int32_t, int32_t>, Connection> Connections;
@@ -132,6 +134,8 @@ bool Simulation::trySend(int32_t Rank, int32_t Channel, const Step &St, Lane &L,
   }
   const RankLink &Link = Links.link(Rank, To);
   double Bw = Link.BwGBs * 1e3 / Sharers[{Rank, To}]; // Bytes per us.
+  if (ChannelBw > 0)
+    Bw = std::min(Bw, ChannelBw);
   // Alpha-beta per message: the sender is busy for the latency and the
   // transfer, so consecutive messages on one connection pay both.
   double Done = Start + linkLatencyUs(Link.Type) + bytesOf(St.sentSlice()) / Bw;
@@ -216,26 +220,36 @@ double Simulation::run() {
 } // namespace
 
 double CostModel::simulate(const Schedule &S, uint64_t Bytes) const {
-  return LaunchLatencyUs + Simulation(S, Links, Bytes).run();
+  return LaunchLatencyUs + Simulation(S, Links, ChannelBwGBs, Bytes).run();
 }
 
-std::vector<Prediction> CostModel::predict(const Schedule &S,
-                                           const std::vector<uint64_t> &Sizes) const {
-  std::vector<Prediction> Best(Sizes.size());
+std::vector<std::vector<Prediction>>
+CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Sizes) const {
+  std::vector<std::vector<Prediction>> PerFactor;
   int32_t Largest = std::min(MaxChunkFactor, passes::maxChunkingFactor(S));
   double Factor = plan::busBwFactor(S.Collective, S.NRanks);
   for (int32_t F = 1; F <= Largest; F *= 2) {
     Schedule Chunked = S;
     if (F > 1)
       passes::chunkSchedule(Chunked, F);
-    for (size_t I = 0; I < Sizes.size(); ++I) {
-      double Time = simulate(Chunked, Sizes[I]);
-      if (F > 1 && Time >= Best[I].TimeUs)
-        continue;
-      double AlgBw = static_cast<double>(Sizes[I]) / (Time * 1e3);
-      Best[I] = {Sizes[I], Time, AlgBw, AlgBw * Factor, F};
+    std::vector<Prediction> &Points = PerFactor.emplace_back();
+    for (uint64_t Size : Sizes) {
+      double Time = simulate(Chunked, Size);
+      double AlgBw = static_cast<double>(Size) / (Time * 1e3);
+      Points.push_back({Size, Time, AlgBw, AlgBw * Factor, F});
     }
   }
+  return PerFactor;
+}
+
+std::vector<Prediction> CostModel::predict(const Schedule &S,
+                                           const std::vector<uint64_t> &Sizes) const {
+  std::vector<std::vector<Prediction>> PerFactor = predictEachFactor(S, Sizes);
+  std::vector<Prediction> Best = PerFactor.front();
+  for (const std::vector<Prediction> &Points : PerFactor)
+    for (size_t I = 0; I < Sizes.size(); ++I)
+      if (Points[I].TimeUs < Best[I].TimeUs)
+        Best[I] = Points[I];
   return Best;
 }
 

@@ -12,7 +12,9 @@
 // the algorithm imposes.
 //
 // Links come from the LinkTable: the GPU-to-GPU path's bandwidth, shared by
-// the channels that send over the same directed pair, and a latency per path
+// the channels that send over the same directed pair, each channel moving at
+// most the target's per-channel bandwidth (one thread block cannot fill a
+// link alone, which is why NCCL runs several channels), and a latency per path
 // class taken from NCCL's tuning model (the per-hop "hardware" latencies of
 // its LL protocol: NVLink 0.6 us, PCI 1 us, network 2.7 us) plus its base
 // launch latency once per collective. Without a topology every pair gets
@@ -57,15 +59,20 @@ constexpr int32_t MaxChunkFactor = 64;
 
 class CostModel {
 public:
-  explicit CostModel(const target::Target &T) : Links(T) {}
+  explicit CostModel(const target::Target &T) : Links(T), ChannelBwGBs(T.ChannelBwGBs) {}
 
   /// Simulated time, in us, of one run of S on a message of Bytes bytes
   /// (the size messageBytes measures), launch latency included.
   double simulate(const sched::Schedule &S, uint64_t Bytes) const;
 
-  /// For every size, the time of S chunked by the best factor: S is
-  /// chunked (by the chunking pass) once per candidate factor and every
-  /// variant simulated. Ties go to the smaller factor.
+  /// For every candidate chunk factor F (1, 2, 4, ..., up to what S allows
+  /// and MaxChunkFactor), the prediction at every size of S chunked by F
+  /// (the chunking pass).
+  std::vector<std::vector<Prediction>> predictEachFactor(const sched::Schedule &S,
+                                                         const std::vector<uint64_t> &Sizes) const;
+
+  /// For every size, the time of S chunked by the best factor. Ties go to
+  /// the smaller factor.
   std::vector<Prediction> predict(const sched::Schedule &S,
                                   const std::vector<uint64_t> &Sizes) const;
 
@@ -73,6 +80,7 @@ public:
 
 private:
   LinkTable Links;
+  float ChannelBwGBs;
 };
 
 /// The sizes --explain tabulates: 1 KiB to 1 GiB in powers of 4.

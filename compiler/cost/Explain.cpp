@@ -4,6 +4,7 @@
 #include "plan/Assert.h"
 
 #include <algorithm>
+#include <tuple>
 #include <cstdio>
 #include <ostream>
 
@@ -95,6 +96,74 @@ std::optional<SizeWindow> fastestWindow(const std::vector<AlgorithmCurve> &Curve
   if (*Last + 1 < Points.size())
     W.MaxBytes = Points[*Last + 1].Bytes - 1;
   return W;
+}
+
+bool inWindow(const SizeWindow &W, uint64_t Bytes) {
+  return Bytes >= W.MinBytes && (!W.MaxBytes || Bytes <= *W.MaxBytes);
+}
+
+/// Each variant's worst time over the fastest variant's at the sizes in W.
+static std::vector<double> worstSlowdowns(const std::vector<Variant> &Variants,
+                                          const SizeWindow &W) {
+  CCLC_ASSERT(!Variants.empty(), "a choice needs variants");
+  std::vector<double> Worst(Variants.size(), 1.0);
+  for (size_t P = 0; P < Variants[0].Points.size(); ++P) {
+    if (!inWindow(W, Variants[0].Points[P].Bytes))
+      continue;
+    double Best = Variants[0].Points[P].TimeUs;
+    for (const Variant &V : Variants)
+      Best = std::min(Best, V.Points[P].TimeUs);
+    for (size_t V = 0; V < Variants.size(); ++V)
+      Worst[V] = std::max(Worst[V], Variants[V].Points[P].TimeUs / Best);
+  }
+  return Worst;
+}
+
+size_t chooseVariant(const std::vector<Variant> &Variants, const SizeWindow &W) {
+  std::vector<double> Worst = worstSlowdowns(Variants, W);
+  double Least = *std::min_element(Worst.begin(), Worst.end());
+  size_t Chosen = Variants.size();
+  for (size_t V = 0; V < Variants.size(); ++V) {
+    if (Worst[V] > Least * 1.01)
+      continue;
+    if (Chosen == Variants.size() ||
+        std::tie(Variants[V].Channels, Variants[V].ChunkFactor) <
+            std::tie(Variants[Chosen].Channels, Variants[Chosen].ChunkFactor))
+      Chosen = V;
+  }
+  return Chosen;
+}
+
+void printVariants(const std::vector<Variant> &Variants, size_t Chosen, const SizeWindow &W,
+                   std::ostream &OS) {
+  std::vector<double> Worst = worstSlowdowns(Variants, W);
+  std::vector<int32_t> Channels, Factors;
+  for (const Variant &V : Variants) {
+    if (std::find(Channels.begin(), Channels.end(), V.Channels) == Channels.end())
+      Channels.push_back(V.Channels);
+    if (std::find(Factors.begin(), Factors.end(), V.ChunkFactor) == Factors.end())
+      Factors.push_back(V.ChunkFactor);
+  }
+  OS << "variants: worst time over the fastest variant, " << describeWindow(W) << "\n"
+     << format("%10s", "channels");
+  for (int32_t F : Factors)
+    OS << format(" %9s", ("chunks=" + std::to_string(F)).c_str());
+  OS << "\n";
+  for (int32_t C : Channels) {
+    OS << format("%10d", C);
+    for (int32_t F : Factors) {
+      auto It = std::find_if(Variants.begin(), Variants.end(), [&](const Variant &V) {
+        return V.Channels == C && V.ChunkFactor == F;
+      });
+      OS << (It == Variants.end()
+                 ? format(" %9s", "-")
+                 : format(" %8.2fx", Worst[size_t(It - Variants.begin())]));
+    }
+    OS << "\n";
+  }
+  const Variant &V = Variants[Chosen];
+  OS << "choice: " << V.Channels << (V.Channels == 1 ? " channel" : " channels")
+     << ", chunk factor " << V.ChunkFactor << "\n";
 }
 
 } // namespace cclc::cost

@@ -46,6 +46,30 @@ struct SizeWindow {
 /// every size".
 std::string describeWindow(const SizeWindow &W);
 
+/// One way to run an algorithm: on Channels channels, every chunk split in
+/// ChunkFactor, with its predicted time at each size.
+struct Variant {
+  int32_t Channels = 1;
+  int32_t ChunkFactor = 1;
+  std::vector<Prediction> Points;
+};
+
+/// Tabulated sizes inside W: the sizes a window's choices are judged at.
+bool inWindow(const SizeWindow &W, uint64_t Bytes);
+
+/// The variant a plan for window W runs: the one whose worst slowdown, over
+/// the fastest variant at each tabulated size inside W, is least. Variants
+/// within 1% of it count as equal and go to the fewest channels, then the
+/// smallest factor: a channel is a thread block on a GPU and a thread on the
+/// host, which the rest of the job would rather have. All variants share
+/// the sizes.
+size_t chooseVariant(const std::vector<Variant> &Variants, const SizeWindow &W);
+
+/// Every variant's worst slowdown in W, one row per channel count and one
+/// column per chunk factor, then the choice.
+void printVariants(const std::vector<Variant> &Variants, size_t Chosen, const SizeWindow &W,
+                   std::ostream &OS);
+
 /// Where Curves[Index] is the fastest: from the first size it wins to the
 /// last, unbounded at either end when it wins there. Nullopt when it never
 /// wins. Ties go to the curve listed first.

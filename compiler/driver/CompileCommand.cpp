@@ -48,16 +48,73 @@ struct CompileOptions {
   bool Explain = false;
   /// Where --explain finds the library algorithms to compare with.
   std::string Algorithms = defaultAlgorithmsDir();
+  /// Whether --channels and --chunks-factor were given: what is not given,
+  /// --explain chooses.
+  bool ChannelsGiven = false;
+  bool ChunksGiven = false;
   /// --max-memory: the address space the compile may use (0: no budget).
   uint64_t MaxMemory = defaultMemoryBudget();
 };
 
+/// What --explain chose for the plan: the channels and chunk factor of the
+/// variant the cost model finds best in the plan's window.
+struct VariantChoice {
+  int32_t Channels = 1;
+  int32_t ChunkFactor = 1;
+};
+
+/// The variants of Algo whose choice is left to the cost model, predicted
+/// at Sizes: a flat algorithm on 1, 2, 4, ... and all of the target's ring
+/// channels unless --channels fixes them, every chunk factor unless
+/// --chunks-factor fixes it. Variants that fail to build are left out.
+std::vector<cost::Variant> buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
+                                         const target::Target &Target,
+                                         const CompileOptions &Opts,
+                                         const std::vector<uint64_t> &Sizes, SourceManager &SM) {
+  std::vector<int32_t> ChannelCounts = {S.NChannels};
+  int32_t Rings = int32_t(Target.Rings.size());
+  if (S.Topology == plan::TopologyKind::None && !Opts.ChannelsGiven && Rings > 1) {
+    ChannelCounts.clear();
+    for (int32_t C = 1; C < Rings; C *= 2)
+      ChannelCounts.push_back(C);
+    ChannelCounts.push_back(Rings);
+  }
+  DiagnosticEngine Quiet(SM);
+  Quiet.setSilent(true);
+  std::ostream Discard(nullptr);
+  cost::CostModel Model(Target);
+  std::vector<cost::Variant> Variants;
+  for (int32_t Channels : ChannelCounts) {
+    compiler::BuildOptions Build = Opts.Build;
+    Build.Channels = Channels;
+    Build.Pipeline.PrintAfter.clear();
+    Build.Pipeline.Stats = false;
+    if (!Opts.ChunksGiven)
+      Build.Pipeline.ChunksFactor = 1;
+    std::optional<sched::Schedule> Built =
+        compiler::buildSchedule(Algo, Target, Build, Discard, Quiet);
+    if (!Built)
+      continue;
+    std::vector<std::vector<cost::Prediction>> PerFactor = Model.predictEachFactor(*Built, Sizes);
+    // A factor given on the command line is already in the schedule.
+    if (Opts.ChunksGiven)
+      PerFactor.resize(1);
+    for (std::vector<cost::Prediction> &Points : PerFactor) {
+      int32_t Factor = Opts.ChunksGiven ? Build.Pipeline.ChunksFactor : Points[0].ChunkFactor;
+      Variants.push_back({Channels, Factor, std::move(Points)});
+    }
+  }
+  return Variants;
+}
+
 /// --explain: the cost model's table for S, then S against the library's
 /// algorithms of the same collective on the same target (those that compile
-/// for it); the sizes where S wins become the plan's size window. The
-/// tables go to OS.
-void explain(const sched::Schedule &S, const target::Target &Target, const CompileOptions &Opts,
-             SourceManager &SM, plan::PlanInfo &Info, std::ostream &OS) {
+/// for it); the sizes where S wins become the plan's size window. Then the
+/// variants of Algo (channels, chunk factor) the cost model may choose
+/// among, and the choice for that window. The tables go to OS.
+std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Schedule &S,
+                                     const target::Target &Target, const CompileOptions &Opts,
+                                     SourceManager &SM, plan::PlanInfo &Info, std::ostream &OS) {
   cost::CostModel Model(Target);
   std::vector<uint64_t> Sizes = cost::explainSizes();
   std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, Model.predict(S, Sizes)}};
@@ -81,28 +138,37 @@ void explain(const sched::Schedule &S, const target::Target &Target, const Compi
   for (const std::filesystem::path &File : Library) {
     std::string LoadError;
     std::optional<uint32_t> Id = SM.loadFile(File.string(), LoadError);
-    std::unique_ptr<dsl::Algorithm> Algo = Id ? dsl::parseAndCheck(*Id, Ops, Quiet) : nullptr;
-    if (!Algo || Algo->Collective != S.Collective || Algo->Name == S.Algorithm)
+    std::unique_ptr<dsl::Algorithm> Other = Id ? dsl::parseAndCheck(*Id, Ops, Quiet) : nullptr;
+    if (!Other || Other->Collective != S.Collective || Other->Name == S.Algorithm)
       continue;
-    if (std::optional<sched::Schedule> Other =
-            compiler::buildSchedule(*Algo, Target, LibraryOpts.Build, Discard, Quiet))
-      Curves.push_back({Other->Algorithm, Model.predict(*Other, Sizes)});
+    if (std::optional<sched::Schedule> Built =
+            compiler::buildSchedule(*Other, Target, LibraryOpts.Build, Discard, Quiet))
+      Curves.push_back({Built->Algorithm, Model.predict(*Built, Sizes)});
   }
+  // The window the variants are judged in: where S is the fastest, else
+  // every size.
+  cost::SizeWindow Window;
   if (Curves.size() == 1) {
     OS << "compare: no other " << plan::collectiveName(S.Collective)
-              << " algorithm in " << Opts.Algorithms << " compiles for this target\n";
-    return;
+       << " algorithm in " << Opts.Algorithms << " compiles for this target\n";
+  } else {
+    cost::printComparison(Curves, OS);
+    if (std::optional<cost::SizeWindow> Fastest = cost::fastestWindow(Curves, 0)) {
+      Window = *Fastest;
+      Info.MinBytes = Window.MinBytes;
+      Info.MaxBytes = Window.MaxBytes;
+      OS << "window: " << S.Algorithm << " is the fastest " << cost::describeWindow(Window)
+         << "\n";
+    } else {
+      OS << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
+    }
   }
-  cost::printComparison(Curves, OS);
-  std::optional<cost::SizeWindow> Window = cost::fastestWindow(Curves, 0);
-  if (!Window) {
-    OS << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
-    return;
-  }
-  Info.MinBytes = Window->MinBytes;
-  Info.MaxBytes = Window->MaxBytes;
-  OS << "window: " << S.Algorithm << " is the fastest "
-            << cost::describeWindow(*Window) << "\n";
+  std::vector<cost::Variant> Variants = buildVariants(Algo, S, Target, Opts, Sizes, SM);
+  if (Variants.size() < 2)
+    return std::nullopt;
+  size_t Chosen = cost::chooseVariant(Variants, Window);
+  cost::printVariants(Variants, Chosen, Window, OS);
+  return VariantChoice{Variants[Chosen].Channels, Variants[Chosen].ChunkFactor};
 }
 
 /// The spellings of every value of an enumeration, for CLI11's IsMember.
@@ -196,8 +262,19 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   // The tables go to stdout unless the plan or schedule does: then to
   // stderr, so that what stdout carries stays one valid document.
   bool OutputOnStdout = !isKernelFormat(Opts.Emit) && Opts.Output == "-";
-  if (Opts.Explain)
-    explain(*Schedule, Target, Opts, SM, Info, OutputOnStdout ? std::cerr : std::cout);
+  if (Opts.Explain) {
+    std::optional<VariantChoice> Choice =
+        explain(*Algo, *Schedule, Target, Opts, SM, Info, OutputOnStdout ? std::cerr : std::cout);
+    if (Choice && (Choice->Channels != Schedule->NChannels ||
+                   Choice->ChunkFactor != Opts.Build.Pipeline.ChunksFactor)) {
+      compiler::BuildOptions Chosen = Opts.Build;
+      Chosen.Channels = Choice->Channels;
+      Chosen.Pipeline.ChunksFactor = Choice->ChunkFactor;
+      Schedule = compiler::buildSchedule(*Algo, Target, Chosen, std::cerr, Diags);
+      if (!Schedule)
+        return 1;
+    }
+  }
   if (isKernelFormat(Opts.Emit)) {
     const codegen::TemplateCatalog *Catalog = Catalogs.get(primitiveTarget(Opts.Emit));
     return Catalog && writeKernels(*Schedule, *Catalog, Opts, Info, Diags) && !Diags.hasErrors()
@@ -265,13 +342,16 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
           },
           "MULTIPLE OF 32"))
       ->capture_default_str();
-  Cmd->add_option("--chunks-factor", Opts->Build.Pipeline.ChunksFactor,
-                  "Split every chunk into F sub-chunks and pipeline the steps over them")
-      ->check(CLI::Range(1, 1 << 16))
-      ->capture_default_str();
-  Cmd->add_option("--channels", Opts->Build.Channels,
-                  "Channels a flat algorithm runs on (default: the target's ring channels)")
-      ->check(CLI::Range(1, int(plan::MaxChannels)));
+  CLI::Option *Chunks =
+      Cmd->add_option("--chunks-factor", Opts->Build.Pipeline.ChunksFactor,
+                      "Split every chunk into F sub-chunks and pipeline the steps over them "
+                      "(default: 1, or with --explain the cost model's choice)")
+          ->check(CLI::Range(1, 1 << 16));
+  CLI::Option *Channels =
+      Cmd->add_option("--channels", Opts->Build.Channels,
+                      "Channels a flat algorithm runs on (default: the target's ring channels, "
+                      "or with --explain the cost model's choice)")
+          ->check(CLI::Range(1, int(plan::MaxChannels)));
   std::vector<std::string> PassNames = passes::passNames();
   Cmd->add_option("--disable-pass", Opts->Build.Pipeline.Disabled, "Do not run pass NAME")
       ->check(CLI::IsMember(PassNames));
@@ -283,8 +363,9 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                 "Verify the schedule after every pass, not only at the end");
   Cmd->add_flag("--explain", Opts->Explain,
                 "Print predicted time and bandwidth per message size, compare with the "
-                "library's algorithms of the same collective, and record in the plan the "
-                "sizes where this algorithm is the fastest");
+                "library's algorithms of the same collective, record in the plan the "
+                "sizes where this algorithm is the fastest, and compile the channels and "
+                "chunk factor the cost model predicts fastest there");
   Cmd->add_option("--algorithms", Opts->Algorithms,
                   "Library algorithms --explain compares with")
       ->capture_default_str();
@@ -306,7 +387,9 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->add_flag("--stats", Opts->Build.Pipeline.Stats,
                 "Print what every pass did, and how long reading the template library took, to "
                 "stderr");
-  Cmd->callback([Cmd, Topo, NRanks, Opts, &Common, &ExitCode] {
+  Cmd->callback([Cmd, Topo, NRanks, Chunks, Channels, Opts, &Common, &ExitCode] {
+    Opts->ChunksGiven = Chunks->count() > 0;
+    Opts->ChannelsGiven = Channels->count() > 0;
     if (!*Topo && !*NRanks)
       throw CLI::RequiredError("compile needs a target: --topo FILE or --nranks N");
     if (isKernelFormat(Opts->Emit) && Opts->Output == "-")

@@ -45,8 +45,9 @@ Target flatTarget(int32_t NRanks, int32_t NNodes) {
 }
 
 Target topologyTarget(const topo::System &Machine, const topo::Connection &Conn,
-                      std::string Description) {
+                      float RingBwGBs, std::string Description) {
   Target T;
+  T.ChannelBwGBs = RingBwGBs;
   T.NRanks = Conn.NRanks;
   T.NNodes = Conn.NNodes;
   T.LocalRanks = Conn.NLocalRanks;

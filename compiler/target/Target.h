@@ -33,6 +33,11 @@ struct Target {
   /// Rings[c]: the ranks of ring channel c in ring order.
   std::vector<std::vector<int32_t>> Rings;
   std::vector<TreeChannel> Trees;
+  /// What one channel moves at most, in GB/s: the per-channel bandwidth the
+  /// ring search found inside a node (NCCL's bwIntra), since a channel is one
+  /// thread block and cannot fill a link alone. 0 for no such limit
+  /// (--nranks targets, whose single ring channel is all there is).
+  float ChannelBwGBs = 0;
   /// The machine, when compiling for a topology: remap auto and the cost
   /// model read link classes and bandwidths from it. Null for --nranks.
   const topo::System *Machine = nullptr;
@@ -49,8 +54,9 @@ struct Target {
 /// NNodes must divide NRanks.
 Target flatTarget(int32_t NRanks, int32_t NNodes = 1);
 
-/// --topo: the channels connect found for Machine across Conn.NNodes nodes.
+/// --topo: the channels connect found for Machine across Conn.NNodes nodes,
+/// each moving at most RingBwGBs (the ring search's per-channel bandwidth).
 Target topologyTarget(const topo::System &Machine, const topo::Connection &Conn,
-                      std::string Description);
+                      float RingBwGBs, std::string Description);
 
 } // namespace cclc::target
