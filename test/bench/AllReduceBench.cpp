@@ -296,12 +296,14 @@ public:
       : CollectiveRunner(Call.InPlace), Call(Call),
         Context(std::make_shared<gloo::rendezvous::Context>(Rank, NRanks)) {
     gloo::transport::tcp::attr Loopback("127.0.0.1");
-    std::shared_ptr<gloo::transport::Device> Device = gloo::transport::tcp::CreateDevice(Loopback);
+    std::shared_ptr<gloo::transport::Device> Device =
+        gloo::transport::tcp::CreateDevice(Loopback);
     gloo::rendezvous::FileStore Store(StoreDir);
     Context->connectFullMesh(Store, Device);
   }
 
   void prepare(const Message &M) override {
+    // The last size's algorithm holds on to the buffers about to be replaced.
     Run = nullptr;
     CollectiveRunner::prepare(M);
     Run = Call.Make(Context, Input.data(), outputBuffer(), M);

@@ -15,12 +15,12 @@
 #ifndef CCLC_TEST_BENCH_ALLREDUCESWEEP_H
 #define CCLC_TEST_BENCH_ALLREDUCESWEEP_H
 
+#include "plan/Assert.h"
+
 #include <CLI/CLI.hpp>
 
-#include <cassert>
 #include <cstddef>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -109,8 +109,7 @@ const Entry &entryFor(const Entry (&Table)[N], const Collective &C) {
   for (const Entry &E : Table)
     if (std::strcmp(E.Collective, C.Name) == 0)
       return E;
-  assert(false && "a library's table of calls has an entry for every collective");
-  std::abort();
+  CCLC_UNREACHABLE("a library's table of calls lacks a collective");
 }
 
 /// The input element I of Rank in a checked call: small integers, so that
