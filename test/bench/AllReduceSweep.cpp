@@ -199,6 +199,9 @@ size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRa
       std::fflush(Out);
     }
   }
+  // Gloo sends in the background: a rank that tore its connections down
+  // while a peer still waited for its last messages would cut them off.
+  Runner.barrier();
   return Wrong;
 }
 

@@ -156,9 +156,10 @@ struct Figure {
 /// Runs the sweep of C on this rank; rank 0 writes one figure line per size
 /// to Out. Each size is first checked (rank-dependent inputs, exact f32
 /// sums), then timed on zero inputs so that repeated in-place runs stay
-/// finite. Sizes with less than an element per rank are left out. Returns
-/// how many elements this rank got wrong, over all sizes, having said where
-/// on stderr.
+/// finite. Sizes with less than an element per rank are left out. The sweep
+/// ends on a barrier, so that every rank's last call is over before any
+/// rank's connections close. Returns how many elements this rank got wrong,
+/// over all sizes, having said where on stderr.
 size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRanks,
                 const SweepOptions &Options, FILE *Out);
 
