@@ -1,9 +1,9 @@
-//===- AllReduceMpi.cpp - The allreduce sweep through MPI_Allreduce -------===//
+//===- AllReduceMpi.cpp - The collective sweep through Open MPI -----------===//
 //
 // The MPI side of cclc-allreduce-bench, started by it under mpirun: every
-// rank runs the common sweep with MPI_Allreduce (out of place, like cclc's
-// call) and rank 0 prints the figure lines. The MPI library chooses its
-// algorithm by size itself, so the figures name it only as "default".
+// rank runs the common sweep of one collective with MPI's call for it and
+// rank 0 prints the figure lines. The MPI library chooses its algorithm by
+// size itself, so the figures name it only as "default".
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,28 +11,69 @@
 
 #include <mpi.h>
 
-
 using namespace cclc::bench;
 
 namespace {
 
-class MpiRunner : public OutOfPlaceRunner {
+/// MPI's call for one collective: its input, its output and the message.
+using MpiCall = void (*)(const float *In, float *Out, const Message &M);
+
+struct MpiCollective {
+  const char *Collective;
+  /// MPI_Bcast has one buffer, which the root reads and the others write.
+  bool InPlace;
+  MpiCall Call;
+};
+
+/// Each collective of the sweep as MPI runs it, out of place where MPI can.
+const MpiCollective MpiCollectives[] = {
+    {"allreduce", false,
+     [](const float *In, float *Out, const Message &M) {
+       MPI_Allreduce(In, Out, int(M.SendCount), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+     }},
+    {"allgather", false,
+     [](const float *In, float *Out, const Message &M) {
+       MPI_Allgather(In, int(M.Block), MPI_FLOAT, Out, int(M.Block), MPI_FLOAT, MPI_COMM_WORLD);
+     }},
+    {"reduce-scatter", false,
+     [](const float *In, float *Out, const Message &M) {
+       MPI_Reduce_scatter_block(In, Out, int(M.Block), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+     }},
+    {"broadcast", true,
+     [](const float *, float *Out, const Message &M) {
+       MPI_Bcast(Out, int(M.SendCount), MPI_FLOAT, Root, MPI_COMM_WORLD);
+     }},
+    {"reduce", false,
+     [](const float *In, float *Out, const Message &M) {
+       MPI_Reduce(In, Out, int(M.SendCount), MPI_FLOAT, MPI_SUM, Root, MPI_COMM_WORLD);
+     }},
+};
+
+class MpiRunner : public CollectiveRunner {
 public:
-  void allReduce() override {
-    MPI_Allreduce(Input.data(), Output.data(), static_cast<int>(Input.size()), MPI_FLOAT, MPI_SUM,
-                  MPI_COMM_WORLD);
-  }
+  explicit MpiRunner(const MpiCollective &Call) : CollectiveRunner(Call.InPlace), Call(Call.Call) {}
+  void run() override { Call(Input.data(), outputBuffer(), Msg); }
   void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
   std::string algorithm() override { return "default"; }
+
+private:
+  MpiCall Call;
 };
 
 } // namespace
 
 int main(int Argc, char **Argv) {
   MPI_Init(&Argc, &Argv);
-  CLI::App App("Runs the allreduce sweep with MPI_Allreduce on every rank mpirun started");
+  CLI::App App("Runs the sweep of one collective with MPI's call on every rank mpirun started");
   SweepOptions Options;
   addSweepOptions(App, Options);
+  std::string Name = "allreduce";
+  std::vector<std::string> Names;
+  for (const Collective &C : Collectives)
+    Names.push_back(C.Name);
+  App.add_option("--collective", Name, "The collective to measure")
+      ->capture_default_str()
+      ->check(CLI::IsMember(Names));
   try {
     App.parse(Argc, Argv);
   } catch (const CLI::ParseError &E) {
@@ -43,8 +84,9 @@ int main(int Argc, char **Argv) {
   int Rank = 0, NRanks = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &Rank);
   MPI_Comm_size(MPI_COMM_WORLD, &NRanks);
-  MpiRunner Runner;
-  size_t Wrong = runSweep(Runner, Rank, NRanks, Options, stdout);
+  const Collective &C = *findCollective(Name);
+  MpiRunner Runner(entryFor(MpiCollectives, C));
+  size_t Wrong = runSweep(Runner, C, Rank, NRanks, Options, stdout);
   MPI_Finalize();
   return Wrong ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 //===- AllReduceSweep.cpp - One measurement protocol for every library ----===//
 //
-// Sizes, checks, warmups, trials and the figure lines of the allreduce
-// benchmark.
+// The collectives' descriptions, sizes, checks, warmups, trials and the
+// figure lines of the collective benchmark.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,32 +67,92 @@ void addSweepOptions(CLI::App &App, SweepOptions &Options) {
       ->check(CLI::PositiveNumber);
 }
 
-double Figure::busBandwidthGBs(int NRanks) const {
-  double AlgorithmGBs = static_cast<double>(Bytes) / (TimeUs * 1e3);
-  return AlgorithmGBs * 2.0 * (NRanks - 1) / NRanks;
-}
-
 namespace {
 
-/// Small integers, so that every sum of them is exact in f32.
+double wholeMessage(int) { return 1.0; }
+double allReduceFactor(int NRanks) { return 2.0 * (NRanks - 1) / NRanks; }
+double gatherFactor(int NRanks) { return static_cast<double>(NRanks - 1) / NRanks; }
+
+float sumOver(int NRanks, size_t Index) {
+  float Sum = 0;
+  for (int R = 0; R < NRanks; ++R)
+    Sum += checkValue(R, Index);
+  return Sum;
+}
+
+} // namespace
+
+const std::vector<Collective> Collectives = {
+    {"allreduce", Layout::Whole, false,
+     [](int, int NRanks, size_t, size_t I) { return sumOver(NRanks, I); }, allReduceFactor},
+    {"allgather", Layout::Gather, false,
+     [](int, int, size_t Block, size_t I) { return checkValue(int(I / Block), I % Block); },
+     gatherFactor},
+    {"reduce-scatter", Layout::Scatter, false,
+     [](int Rank, int NRanks, size_t Block, size_t I) { return sumOver(NRanks, Rank * Block + I); },
+     gatherFactor},
+    {"broadcast", Layout::Whole, false,
+     [](int, int, size_t, size_t I) { return checkValue(Root, I); }, wholeMessage},
+    {"reduce", Layout::Whole, true,
+     [](int, int NRanks, size_t, size_t I) { return sumOver(NRanks, I); }, wholeMessage},
+};
+
+const Collective MemoryCopy = {"copy", Layout::Whole, false,
+                               [](int Rank, int, size_t, size_t I) { return checkValue(Rank, I); },
+                               wholeMessage};
+
+const Collective *findCollective(const std::string &Name) {
+  for (const Collective &C : Collectives)
+    if (Name == C.Name)
+      return &C;
+  return nullptr;
+}
+
+std::optional<Message> Collective::message(size_t Bytes, int NRanks) const {
+  size_t Count = Bytes / sizeof(float);
+  size_t Block = Shape == Layout::Whole ? Count : Count / NRanks;
+  if (Block == 0)
+    return std::nullopt;
+  size_t All = Shape == Layout::Whole ? Count : Block * NRanks;
+  Message M;
+  M.SendCount = Shape == Layout::Gather ? Block : All;
+  M.RecvCount = Shape == Layout::Scatter ? Block : All;
+  M.Block = Block;
+  M.Bytes = All * sizeof(float);
+  return M;
+}
+
 float checkValue(int Rank, size_t Index) {
   return static_cast<float>((Rank + 1) * static_cast<int>(Index % 7 + 1));
 }
 
-/// Runs one checked allreduce; returns how many elements are wrong.
-size_t checkOnce(AllReduceRunner &Runner, int Rank, int NRanks, size_t Count) {
+void CollectiveRunner::prepare(const Message &M) {
+  Msg = M;
+  if (InPlace) {
+    Input.assign(std::max(M.SendCount, M.RecvCount), 0.0f);
+    Output.clear();
+  } else {
+    Input.assign(M.SendCount, 0.0f);
+    Output.assign(M.RecvCount, 0.0f);
+  }
+}
+
+namespace {
+
+/// Runs one checked call; returns how many elements are wrong. Only the
+/// root's output is checked where only the root's is defined.
+size_t checkOnce(CollectiveRunner &Runner, const Collective &C, const Message &M, int Rank,
+                 int NRanks) {
   float *In = Runner.input();
-  for (size_t I = 0; I < Count; ++I)
+  for (size_t I = 0; I < M.SendCount; ++I)
     In[I] = checkValue(Rank, I);
-  Runner.allReduce();
+  Runner.run();
+  if (C.OutputAtRootOnly && Rank != Root)
+    return 0;
   const float *Out = Runner.output();
   size_t Wrong = 0;
-  for (size_t I = 0; I < Count; ++I) {
-    float Expected = 0;
-    for (int R = 0; R < NRanks; ++R)
-      Expected += checkValue(R, I);
-    Wrong += Out[I] != Expected;
-  }
+  for (size_t I = 0; I < M.RecvCount; ++I)
+    Wrong += Out[I] != C.Expected(Rank, NRanks, M.Block, I);
   return Wrong;
 }
 
@@ -104,38 +164,44 @@ double median(std::vector<double> Values) {
   return Values.size() % 2 ? Values[Mid] : (Values[Mid - 1] + Values[Mid]) / 2;
 }
 
-size_t runSweep(AllReduceRunner &Runner, int Rank, int NRanks, const SweepOptions &Options,
-                FILE *Out) {
+size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRanks,
+                const SweepOptions &Options, FILE *Out) {
   size_t Wrong = 0;
   for (size_t Bytes : Options.sizes()) {
-    size_t Count = Bytes / sizeof(float);
-    Runner.prepare(Count);
-    size_t WrongHere = checkOnce(Runner, Rank, NRanks, Count);
+    std::optional<Message> M = C.message(Bytes, NRanks);
+    if (!M)
+      continue;
+    Runner.prepare(*M);
+    size_t WrongHere = checkOnce(Runner, C, *M, Rank, NRanks);
     if (WrongHere)
-      std::fprintf(stderr, "rank %d: %zu wrong elements at %zu bytes\n", Rank, WrongHere, Bytes);
+      std::fprintf(stderr, "rank %d: %s: %zu wrong elements at %zu bytes\n", Rank, C.Name,
+                   WrongHere, M->Bytes);
     Wrong += WrongHere;
     Figure F;
     F.Bytes = Bytes;
     F.Algorithm = Runner.algorithm();
-    std::fill_n(Runner.input(), Count, 0.0f);
+    std::fill_n(Runner.input(), M->SendCount, 0.0f);
     for (size_t I = 0, E = Options.warmups(Bytes); I < E; ++I)
-      Runner.allReduce();
+      Runner.run();
     size_t Iterations = Options.iterations(Bytes);
     std::vector<double> TrialUs;
     for (size_t T = 0; T < Options.Trials; ++T) {
       Runner.barrier();
       auto Start = std::chrono::steady_clock::now();
       for (size_t I = 0; I < Iterations; ++I)
-        Runner.allReduce();
+        Runner.run();
       std::chrono::duration<double, std::micro> Elapsed = std::chrono::steady_clock::now() - Start;
       TrialUs.push_back(Elapsed.count() / static_cast<double>(Iterations));
     }
     F.TimeUs = median(TrialUs);
     if (Rank == 0) {
-      std::fprintf(Out, "figure %zu %s %.3f\n", F.Bytes, F.Algorithm.c_str(), F.TimeUs);
+      std::fprintf(Out, "figure %zu %s %.6g\n", F.Bytes, F.Algorithm.c_str(), F.TimeUs);
       std::fflush(Out);
     }
   }
+  // Gloo sends in the background: a rank that tore its connections down
+  // while a peer still waited for its last messages would cut them off.
+  Runner.barrier();
   return Wrong;
 }
 

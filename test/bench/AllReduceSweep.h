@@ -1,21 +1,27 @@
 //===- AllReduceSweep.h - One measurement protocol for every library ------===//
 //
-// The allreduce benchmark compares cclc with Open MPI and Gloo. A comparison
+// The collective benchmark compares cclc with Open MPI and Gloo. A comparison
 // is only fair when every library runs exactly the same protocol: the same
 // message sizes, the same check of the result, the same warmups, iterations
-// and trials, timed the same way. This file is that protocol; each library
-// only supplies an AllReduceRunner. Rank 0 prints one line per size that the
-// driver reads back, whether its ranks were forked or started by mpirun.
+// and trials, timed the same way. This file is that protocol, and the one
+// description of each collective that every library's program shares: its
+// buffers, the result it must produce and nccl-tests' bus bandwidth factor.
+// Each library only supplies a CollectiveRunner that makes its call. Rank 0
+// prints one line per size that the driver reads back, whether its ranks
+// were forked or started by mpirun.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef CCLC_TEST_BENCH_ALLREDUCESWEEP_H
 #define CCLC_TEST_BENCH_ALLREDUCESWEEP_H
 
+#include "plan/Assert.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,54 +51,117 @@ struct SweepOptions {
 /// Adds the sweep's options to a command line.
 void addSweepOptions(CLI::App &App, SweepOptions &Options);
 
-/// One library's f32 sum allreduce on one rank.
-class AllReduceRunner {
+/// The root of broadcast and reduce.
+constexpr int Root = 0;
+
+/// How a message divides into one rank's buffers.
+enum class Layout {
+  /// Send and receive the whole message.
+  Whole,
+  /// Send one block of the message, receive every rank's block.
+  Gather,
+  /// Send every rank's block, receive the reduction of one.
+  Scatter,
+};
+
+/// One rank's buffers for one call, in f32 elements. Bytes is the message
+/// size as nccl-tests counts it: the larger of the two buffers.
+struct Message {
+  size_t SendCount = 0;
+  size_t RecvCount = 0;
+  /// Elements of one rank's block in a gather or scatter; SendCount else.
+  size_t Block = 0;
+  size_t Bytes = 0;
+};
+
+/// One collective as every library's program sees it. The memory copy that
+/// bounds the collectives is described the same way, so that one sweep
+/// measures it too.
+struct Collective {
+  const char *Name;
+  Layout Shape;
+  /// Whether only the root's output is defined (reduce).
+  bool OutputAtRootOnly;
+  /// The correct output element I on Rank when every rank R sends
+  /// checkValue(R, J) as its element J.
+  float (*Expected)(int Rank, int NRanks, size_t Block, size_t I);
+  /// nccl-tests' bus bandwidth over algorithm bandwidth.
+  double (*BusFactor)(int NRanks);
+
+  /// The buffers of a message of Bytes: a gather's or scatter's message is
+  /// rounded down to whole elements per rank. nullopt when not one element
+  /// per rank is left.
+  std::optional<Message> message(size_t Bytes, int NRanks) const;
+};
+
+/// Every collective the benchmark measures, in the order it reports them.
+extern const std::vector<Collective> Collectives;
+/// Each rank copies its input to its output: what memory allows a rank.
+extern const Collective MemoryCopy;
+
+/// The collective named Name (as in Collectives), or nullptr.
+const Collective *findCollective(const std::string &Name);
+
+/// A library's entry for C in its table of calls, which has one entry per
+/// collective, named by its Collective member.
+template <typename Entry, size_t N>
+const Entry &entryFor(const Entry (&Table)[N], const Collective &C) {
+  for (const Entry &E : Table)
+    if (std::strcmp(E.Collective, C.Name) == 0)
+      return E;
+  CCLC_UNREACHABLE("a library's table of calls lacks a collective");
+}
+
+/// The input element I of Rank in a checked call: small integers, so that
+/// every sum of them is exact in f32.
+float checkValue(int Rank, size_t Index);
+
+/// One library's call of one collective, f32 and sum where it reduces, on
+/// one rank.
+class CollectiveRunner {
 public:
-  virtual ~AllReduceRunner() = default;
-  /// Makes the buffers (and whatever the library sets up per size) for Count
-  /// floats; a runner may run in place, with input() == output().
-  virtual void prepare(size_t Count) = 0;
-  virtual float *input() = 0;
-  virtual const float *output() = 0;
-  virtual void allReduce() = 0;
+  /// A runner in place reads its input from and writes its output to the
+  /// start of one buffer, as Gloo's algorithms and MPI_Bcast do.
+  explicit CollectiveRunner(bool InPlace = false) : InPlace(InPlace) {}
+  virtual ~CollectiveRunner() = default;
+
+  /// Makes the buffers for M; a library that sets up per size extends it.
+  virtual void prepare(const Message &M);
+  float *input() { return Input.data(); }
+  const float *output() { return InPlace ? Input.data() : Output.data(); }
+  virtual void run() = 0;
   /// Lines the ranks up before a timed trial.
   virtual void barrier() = 0;
   /// The algorithm the library ran for the last call, as it names it.
   virtual std::string algorithm() = 0;
-};
-
-/// A runner whose library reads one host buffer and writes another.
-class OutOfPlaceRunner : public AllReduceRunner {
-public:
-  void prepare(size_t Count) override {
-    Input.assign(Count, 0.0f);
-    Output.assign(Count, 0.0f);
-  }
-  float *input() override { return Input.data(); }
-  const float *output() override { return Output.data(); }
 
 protected:
+  float *outputBuffer() { return InPlace ? Input.data() : Output.data(); }
+
+  Message Msg;
   std::vector<float> Input, Output;
+  bool InPlace;
 };
 
 /// What rank 0 reports for one message size.
 struct Figure {
+  /// The size of the sweep the figure belongs to, which names its row;
+  /// Collective::message gives the message actually sent.
   size_t Bytes = 0;
   std::string Algorithm;
-  /// The median over trials of the time of one allreduce.
+  /// The median over trials of the time of one call.
   double TimeUs = 0;
-
-  /// nccl-tests' bus bandwidth: algorithm bandwidth times 2 (n - 1) / n.
-  double busBandwidthGBs(int NRanks) const;
 };
 
-/// Runs the sweep on this rank; rank 0 writes one figure line per size to Out.
-/// Each size is first checked (rank-dependent inputs, exact f32 sums), then
-/// timed on zero inputs so that repeated in-place runs stay finite. Returns
-/// how many elements this rank got wrong, over all sizes, having said where
-/// on stderr.
-size_t runSweep(AllReduceRunner &Runner, int Rank, int NRanks, const SweepOptions &Options,
-                FILE *Out);
+/// Runs the sweep of C on this rank; rank 0 writes one figure line per size
+/// to Out. Each size is first checked (rank-dependent inputs, exact f32
+/// sums), then timed on zero inputs so that repeated in-place runs stay
+/// finite. Sizes with less than an element per rank are left out. The sweep
+/// ends on a barrier, so that every rank's last call is over before any
+/// rank's connections close. Returns how many elements this rank got wrong,
+/// over all sizes, having said where on stderr.
+size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRanks,
+                const SweepOptions &Options, FILE *Out);
 
 double median(std::vector<double> Values);
 

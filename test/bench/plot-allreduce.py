@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Draws the CSV of cclc-allreduce-bench as an SVG: latency and bus bandwidth
-against message size, one line per library, and cclc's speedup over Open MPI
-and over the faster Gloo algorithm, with the goals marked; all axes are
-logarithmic.
+"""Draws the allreduce lines of cclc-allreduce-bench's CSV as an SVG: latency
+and bus bandwidth against message size, one line per library, and cclc's
+speedup over Open MPI and over the faster Gloo algorithm, with the goals
+marked; all axes are logarithmic.
 
     plot-allreduce.py allreduce-bench.csv docs/performance-allreduce.svg
 
@@ -22,12 +22,16 @@ LEGEND_HEIGHT = 30
 
 
 def read_figures(path):
-    """Returns the comment lines and, per library, its (bytes, time_us, busbw) rows."""
+    """Returns the comment lines and, per library, its allreduce's (bytes,
+    time_us, busbw) rows; a CSV from before the collective column holds
+    allreduce alone."""
     with open(path) as f:
         lines = f.read().splitlines()
     comments = [line[1:].strip() for line in lines if line.startswith("#")]
     series = {}
     for row in csv.DictReader(line for line in lines if not line.startswith("#")):
+        if row.get("collective", "allreduce") != "allreduce":
+            continue
         series.setdefault(row["library"], []).append(
             (int(row["bytes"]), float(row["time_us"]), float(row["busbw_gbs"])))
     return comments, series
