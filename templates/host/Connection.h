@@ -168,7 +168,7 @@ private:
     struct Watched {
       const Bell *B;
       uint32_t Seen;
-    } W[2];
+    } W[2] = {};
     size_t N = 0;
     for (const Bell *B : Bells)
       if (N < 2) {
