@@ -2,9 +2,11 @@
 
 #include "runtime/api/LinkSets.h"
 
+#include "runtime/api/Environment.h"
 #include "runtime/exec/Interpreter.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace cclc::runtime {
 
@@ -59,10 +61,22 @@ RankLinks rankLinks(const LinkSet &Links, int Rank) {
 }
 
 LinkSets::LinkSets(net::Bootstrap &Boot)
-    : ConnectionSets(Boot.rank(), [&Boot](const RankLinks &Mine, const net::LinkOptions &Options) {
-        return std::make_unique<net::Connections>(Boot, Mine.Sends, Mine.Recvs, Options);
-      }),
-      Boot(Boot), Pairs(size_t(Boot.size()), nullptr) {}
+    : ConnectionSets(Boot.rank(),
+                     [this, &Boot](const RankLinks &Mine, const net::LinkOptions &Options) {
+                       auto Net = std::make_unique<net::Connections>(Boot, Mine.Sends,
+                                                                     Mine.Recvs, Options);
+                       logSingleCopy(*Net);
+                       return Net;
+                     }),
+      Boot(Boot), Pairs(size_t(Boot.size()), nullptr), Info(debugInfoFromEnvironment()) {}
+
+void LinkSets::logSingleCopy(const net::Connections &Net) {
+  if (!Info)
+    return;
+  for (const auto &[Peer, How] : Net.singleCopy())
+    if (Logged.insert(Peer).second)
+      std::fprintf(stderr, "cclc INFO rank %d: to rank %d, %s\n", Boot.rank(), Peer, How.c_str());
+}
 
 void LinkSets::connectPairs(std::span<const int> Peers) {
   std::vector<net::Link> Links;
@@ -70,6 +84,7 @@ void LinkSets::connectPairs(std::span<const int> Peers) {
     Links.push_back({Peer, 0});
   net::Connections &Net = keep(std::make_unique<net::Connections>(
       Boot, Links, Links, net::LinkOptions{}, net::SetupScope::Pairs));
+  logSingleCopy(Net);
   for (int Peer : Peers)
     Pairs[size_t(Peer)] = &Net;
 }

@@ -151,9 +151,15 @@ public:
   net::Connections *pair(int Peer) const { return Pairs[size_t(Peer)]; }
 
 private:
+  /// With CCLC_DEBUG=INFO, how Net's large messages travel to each peer,
+  /// once per peer.
+  void logSingleCopy(const net::Connections &Net);
+
   net::Bootstrap &Boot;
   /// By peer.
   std::vector<net::Connections *> Pairs;
+  bool Info;
+  std::set<int> Logged;
 };
 
 } // namespace cclc::runtime

@@ -13,30 +13,47 @@ namespace cclc::net {
 
 namespace {
 
+/// The value of the environment variable Name, a number of Unit in [0,
+/// Most]; Default when it is unset or empty. Throws NetError naming it when
+/// it is malformed.
+long long numberFromEnvironment(const char *Name, long long Default, long long Most,
+                                const char *Unit) {
+  const char *Env = std::getenv(Name);
+  if (!Env || !*Env)
+    return Default;
+  char *End = nullptr;
+  errno = 0;
+  long long N = std::strtoll(Env, &End, 10);
+  if (*End || errno || N < 0 || N > Most)
+    throw NetError(std::string(Name) + "=" + Env + " is not a number of " + Unit + " in [0, " +
+                   std::to_string(Most) + "]");
+  return N;
+}
+
 /// CCLC_SPIN_US: how long a wait polls for its peer before it sleeps until
 /// the peer moves. Polling answers fastest, but a rank waiting for a peer
 /// that computes, or for one that shares its core, would burn the core
 /// the others need; a sleep and its wake-up cost a few microseconds, little
 /// against a wait already this long.
 std::chrono::microseconds waitPatience() {
-  constexpr long long Most = 60'000'000;
-  const char *Env = std::getenv("CCLC_SPIN_US");
-  if (!Env || !*Env)
-    return std::chrono::microseconds(100);
-  char *End = nullptr;
-  errno = 0;
-  long long Us = std::strtoll(Env, &End, 10);
-  if (*End || errno || Us < 0 || Us > Most)
-    throw NetError(std::string("CCLC_SPIN_US=") + Env + " is not a number of microseconds in [0, " +
-                   std::to_string(Most) + "]");
-  return std::chrono::microseconds(Us);
+  return std::chrono::microseconds(
+      numberFromEnvironment("CCLC_SPIN_US", 100, 60'000'000, "microseconds"));
+}
+
+/// CCLC_SINGLE_COPY: the smallest message a shared-memory link moves with
+/// one copy, the sender writing it straight into the receiver's buffer,
+/// rather than two through the FIFO's slot; 0 for never. A system call per
+/// message costs more than it saves below a few tens of KiB.
+size_t singleCopyMin() {
+  return size_t(numberFromEnvironment("CCLC_SINGLE_COPY", 64 << 10, 1ll << 40, "bytes"));
 }
 
 } // namespace
 
 Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
                          const LinkOptions &Options, SetupScope Scope)
-    : Rank(B.rank()), Timeout(B.timeout()), Patience(waitPatience()) {
+    : Rank(B.rank()), Timeout(B.timeout()), Patience(waitPatience()),
+      SingleCopyMin(singleCopyMin()) {
   LinkSetup Setup(B, Sends, Recvs, Options, TransportKind::Shm, Scope);
   Kinds = Setup.kinds();
   std::map<int, ShmSegment *> Created;
@@ -84,8 +101,10 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
     Created[Peer] = Seg;
     P.Offer = Seg->name();
     const host::Waiter *W = addWaiter(Seg->abortWord(), Patience);
-    for (uint32_t I = 0; I < P.Recvs.size(); ++I)
-      Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W, &Call};
+    for (uint32_t I = 0; I < P.Recvs.size(); ++I) {
+      host::Inbox &In = Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W, &Call};
+      In.DirectMin = SingleCopyMin;
+    }
   }
 }
 
@@ -99,8 +118,16 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
   // Both sides have mapped the segment: its name is no longer needed.
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
   const host::Waiter *W = addWaiter(Seg.abortWord(), Patience);
-  for (uint32_t I = 0; I < P.Sends.size(); ++I)
-    Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W, &Call};
+  auto [Pid, WhyNot] = SingleCopyMin ? Seg.receiverProcess()
+                                     : std::pair<pid_t, std::string>{0, "CCLC_SINGLE_COPY=0"};
+  SingleCopy[Peer] = Pid ? "messages of " + std::to_string(SingleCopyMin) +
+                               " bytes and more are written straight into its buffers "
+                               "(process_vm_writev)"
+                         : "every message goes through the FIFO's slots: " + WhyNot;
+  for (uint32_t I = 0; I < P.Sends.size(); ++I) {
+    host::Outbox &Out = Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W, &Call};
+    Out.DirectPid = Pid;
+  }
 }
 
 host::Fifo Connections::newTcpFifo(int Peer, int Channel, bool Send, const LinkOptions &Options) {

@@ -72,6 +72,9 @@ public:
   void beginCall(const kern::CallStamp &Stamp) { Call = Stamp; }
 
   TransportKind transport(int Peer) const;
+  /// For each shared-memory peer this rank sends to, how its large messages
+  /// travel (single copy, or why not), for CCLC_DEBUG=INFO.
+  const std::map<int, std::string> &singleCopy() const { return SingleCopy; }
   /// Stops every wait on these connections, here and at the peers.
   void abort(const std::string &Cause);
   /// What stopped the connections: the first cause recorded here, or the
@@ -84,6 +87,9 @@ private:
   /// How long the waits of shared-memory links poll before they sleep
   /// (CCLC_SPIN_US).
   std::chrono::microseconds Patience;
+  /// The smallest message sent with a single copy (CCLC_SINGLE_COPY).
+  size_t SingleCopyMin;
+  std::map<int, std::string> SingleCopy;
   std::atomic<uint32_t> LocalAbort{0};
   FailureCause Failure;
   std::map<int, TransportKind> Kinds;

@@ -36,14 +36,18 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <algorithm>
 #include <initializer_list>
+#include <span>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <thread>
 #include <time.h>
 #include <unistd.h>
@@ -207,10 +211,34 @@ private:
   }
 };
 
-/// The shared part of a FIFO: the counters, on cache lines of their own.
+/// Where a receiver asks the sender to write its next message: up to two
+/// runs of the receiver's memory (a slice's runs), the number of that
+/// message plus one (0: no offer), and the digest of the receiver's call if
+/// the message is its call's first. The sender takes the offer only when
+/// its message is that one, of that size, of the same call, and claims it
+/// first, so that a receiver giving up can withdraw an offer safely.
+struct DirectOffer {
+  std::atomic<uint64_t> Seq{0};
+  uint64_t Digest = 0;
+  uint64_t Addr[2] = {0, 0};
+  uint64_t Bytes[2] = {0, 0};
+};
+/// The bit of DirectOffer::Seq a sender sets while it writes.
+inline constexpr uint64_t OfferClaimed = uint64_t(1) << 63;
+
+/// The shared part of a FIFO: the counters, on cache lines of their own,
+/// each with what its writer alone writes.
 struct FifoHeader {
   alignas(64) Bell Tail; ///< Messages posted by the sender.
   alignas(64) Bell Head; ///< Messages consumed by the receiver.
+  DirectOffer Offer;     ///< Written by the receiver, beside Head.
+};
+static_assert(sizeof(FifoHeader) == 128, "the counters and the offer fill two cache lines");
+
+/// One contiguous run of memory a message covers.
+struct Run {
+  const void *Ptr;
+  size_t Bytes;
 };
 
 /// A view of one FIFO laid out in a block of memory (common/Fifo.h).
@@ -233,6 +261,58 @@ struct Outbox {
   const kern::CallStamp *Call = nullptr;
   /// The number of the last call whose first message was stamped.
   uint64_t Stamped = 0;
+  /// The receiving process, whose memory this side may write
+  /// (process_vm_writev) where the receiver offers it; 0 for none.
+  pid_t DirectPid = 0;
+  /// How long a sender whose receiver has taken every message waits for the
+  /// receiver's offer before it copies into a slot: about the time a rank
+  /// takes between receives (forwarding one large message).
+  static constexpr std::chrono::microseconds OfferWait{20};
+
+  /// Writes the message of Bytes bytes in Src (its first two runs) straight
+  /// into the receiver's buffer and posts it, when the receiver has offered
+  /// that buffer for it; false, having done nothing, when it has not.
+  /// Throws CommError when the receiver's memory cannot be written.
+  bool sendDirect(std::span<const Run> Src, size_t Bytes) {
+    if (!DirectPid)
+      return false;
+    uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
+    DirectOffer &O = Q.Header->Offer;
+    uint64_t Want = Tail + 1;
+    // A receiver that has taken every message is about to ask for this one,
+    // unless it works on something else: give it a moment to offer.
+    if (O.Seq.load(std::memory_order_acquire) != Want &&
+        Q.Header->Head.load(std::memory_order_acquire) == Tail) {
+      auto Until = std::chrono::steady_clock::now() + OfferWait;
+      while (O.Seq.load(std::memory_order_acquire) != Want &&
+             std::chrono::steady_clock::now() < Until)
+        std::this_thread::yield();
+    }
+    if (O.Seq.load(std::memory_order_acquire) != Want ||
+        O.Digest != (Call && Call->Seq != Stamped ? kern::stampDigest(*Call) : 0) ||
+        O.Bytes[0] + O.Bytes[1] != Bytes ||
+        !O.Seq.compare_exchange_strong(Want, Want | OfferClaimed, std::memory_order_acq_rel))
+      return false;
+    iovec Local[2], Remote[2];
+    unsigned NLocal = 0, NRemote = 0;
+    for (const Run &R : Src.first(std::min<size_t>(Src.size(), 2)))
+      if (R.Bytes)
+        Local[NLocal++] = {const_cast<void *>(R.Ptr), R.Bytes};
+    for (int I = 0; I < 2; ++I)
+      if (O.Bytes[I])
+        Remote[NRemote++] = {reinterpret_cast<void *>(uintptr_t(O.Addr[I])), size_t(O.Bytes[I])};
+    ssize_t Written = ::process_vm_writev(DirectPid, Local, NLocal, Remote, NRemote, 0);
+    if (Written != ssize_t(Bytes))
+      throw CommError(CommStatus::Aborted,
+                      "could not write " + std::to_string(Bytes) + " bytes into rank " +
+                          std::to_string(Peer) + "'s buffer (" +
+                          (Written < 0 ? std::string(std::strerror(errno))
+                                       : std::to_string(Written) + " written") +
+                          "); it has probably died");
+    acquire();
+    post(Bytes, /*Direct=*/true);
+    return true;
+  }
 
   /// Waits for a free slot and returns it; the call's first also gets the
   /// call's stamp, written while the caller fills the slot.
@@ -251,15 +331,16 @@ struct Outbox {
                Q.Header->Head.load(std::memory_order_acquire) <
            Q.NumSlots;
   }
-  /// Publishes the acquired slot holding Bytes bytes.
-  void post(size_t Bytes) {
+  /// Publishes the acquired slot holding Bytes bytes, or, when Direct, a
+  /// message of Bytes bytes already in the receiver's buffer.
+  void post(size_t Bytes, bool Direct = false) {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
     uint64_t Word = Bytes;
     if (Call && Call->Seq != Stamped) {
       Word = kern::stampDigest(*Call) | (Bytes & 0xffffffffull);
       Stamped = Call->Seq;
     }
-    Q.Sizes[Tail % Q.NumSlots] = Word;
+    Q.Sizes[Tail % Q.NumSlots] = Word | (Direct ? kern::DirectWord : 0);
     Q.Header->Tail.publish(Tail + 1);
   }
 };
@@ -273,9 +354,56 @@ struct Inbox {
   const kern::CallStamp *Call = nullptr;
   /// The number of the last call whose first message was checked.
   uint64_t Checked = 0;
+  /// The smallest message this side offers the sender to write straight
+  /// into its buffer; 0 for none.
+  size_t DirectMin = 0;
+  /// The offer last made (DirectOffer::Seq), withdrawn if the receive fails.
+  uint64_t Offered = 0;
+
+  /// Offers the sender Dst (at most two runs, Bytes in all) for the next
+  /// message, unless it is small, has already come, or was offered.
+  void offer(std::span<const Run> Dst, size_t Bytes) {
+    uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
+    if (!DirectMin || Bytes < DirectMin || Dst.size() > 2 || Offered == Head + 1 ||
+        Q.Header->Tail.load(std::memory_order_acquire) != Head)
+      return;
+    DirectOffer &O = Q.Header->Offer;
+    O.Digest = Call && Call->Seq != Checked ? kern::stampDigest(*Call) : 0;
+    size_t I = 0;
+    for (const Run &R : Dst) {
+      O.Addr[I] = uint64_t(uintptr_t(R.Ptr));
+      O.Bytes[I++] = R.Bytes;
+    }
+    for (; I < 2; ++I)
+      O.Addr[I] = O.Bytes[I] = 0;
+    Offered = Head + 1;
+    O.Seq.store(Offered, std::memory_order_release);
+  }
+  /// Withdraws the offer of a receive that failed, so that no sender writes
+  /// into the buffer after the call has returned. A sender that already
+  /// claimed it is writing: it is waited for until it posts, for at most a
+  /// second, the abort notwithstanding (a writer that takes longer died).
+  void withdraw() noexcept {
+    uint64_t Want = Offered;
+    if (!Want || Q.Header->Offer.Seq.compare_exchange_strong(Want, 0) ||
+        Want != (Offered | OfferClaimed))
+      return;
+    uint64_t Head = Offered - 1;
+    Waiter Brief{nullptr, std::min<std::chrono::milliseconds>(Wait->Timeout, WriterGrace)};
+    try {
+      Brief.until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
+                  "finish writing for", Peer);
+    } catch (const CommError &) {
+      // The writer died or stalled: it writes nothing more.
+    }
+  }
+  /// How long a failed receive waits for a sender that is writing into its buffer.
+  static constexpr std::chrono::milliseconds WriterGrace{1000};
 
   /// Waits for the next message and returns its slot; Bytes must be its
-  /// size, and the call's first must carry Call's digest.
+  /// size, and the call's first must carry Call's digest. A message the
+  /// sender wrote into the offered buffer has no data in its slot
+  /// (direct() says so).
   const std::byte *peek(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     Wait->until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
@@ -286,7 +414,7 @@ struct Inbox {
       // by two schedules whose plan hashes agree, unless the stamps differ:
       // the size check below names the former.
       const kern::CallStamp &Sent = Q.Stamps[Head % Q.NumSlots];
-      if ((Word & ~0xffffffffull) != kern::stampDigest(*Call) ||
+      if (kern::wordDigest(Word) != kern::stampDigest(*Call) ||
           (kern::wordBytes(Word) != Bytes && Sent != *Call))
         throw CallMismatch(Peer, Sent, *Call);
       Checked = Call->Seq;
@@ -304,6 +432,10 @@ struct Inbox {
   bool ready() const {
     return Q.Header->Tail.load(std::memory_order_acquire) !=
            Q.Header->Head.load(std::memory_order_relaxed);
+  }
+  /// Whether the message peek() returned is already in the offered buffer.
+  bool direct() const {
+    return kern::wordDirect(Q.Sizes[Q.Header->Head.load(std::memory_order_relaxed) % Q.NumSlots]);
   }
   /// Frees the slot returned by peek().
   void release() {

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 namespace cclc::host {
 
@@ -133,17 +134,66 @@ inline void reduceElems(const T *__restrict Src, T *__restrict Acc, T *__restric
     detail::reduceRun<T, Op, false>(Src, Acc, Out, N);
 }
 
-/// Packs Src into a free slot of Out and posts it.
+/// The runs of S as a direct write covers them: at most two, or none.
+template <class T> struct DirectRuns {
+  Run Runs[2];
+  size_t N = 0;
+  size_t Bytes = 0;
+
+  explicit DirectRuns(const Slice<T> &S) {
+    for (kern::RunCursor<T> R(S); R.next();) {
+      if (N == 2) {
+        N = 0;
+        return;
+      }
+      Runs[N++] = {R.ptr(), R.elems() * sizeof(T)};
+      Bytes += R.elems() * sizeof(T);
+    }
+  }
+  std::span<const Run> runs() const { return {Runs, N}; }
+};
+
+/// Packs Src into a free slot of Out and posts it, or writes it straight
+/// into the receiver's buffer where the receiver offered one.
 template <class T, class Op>
 CCLC_PRIMITIVE("send", "send")
 void send(Outbox &Out, Slice<const T> Src) {
+  if (Out.DirectPid) {
+    DirectRuns<const T> Runs(Src);
+    if (Runs.N && Out.sendDirect(Runs.runs(), Runs.Bytes))
+      return;
+  }
   kern::sendRuns(Out, Src, [](const T *P, T *Part, size_t N) { copyElems(P, Part, N); });
+}
+
+/// Offers Dst to the sender of In's next message, and waits for it: true
+/// when the sender wrote it there, false when it is in its slot. A failed
+/// wait withdraws the offer.
+template <class T> bool receiveOffered(Inbox &In, const Slice<T> &Dst) {
+  if (!In.DirectMin)
+    return false;
+  DirectRuns<T> Runs(Dst);
+  if (!Runs.N)
+    return false;
+  In.offer(Runs.runs(), Runs.Bytes);
+  try {
+    In.peek(Runs.Bytes);
+  } catch (...) {
+    In.withdraw();
+    throw;
+  }
+  if (!In.direct())
+    return false;
+  In.release();
+  return true;
 }
 
 /// Receives the next message of In into Dst.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv", "recv")
 void recv(Inbox &In, Slice<T> Dst) {
+  if (receiveOffered(In, Dst))
+    return;
   kern::receiveRuns(In, Dst, [](const T *Part, T *P, size_t N) { copyElems(Part, P, N); });
 }
 
@@ -182,6 +232,8 @@ void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_copy_send", "recv_copy_send")
 void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
+  if (receiveOffered(In, Dst))
+    return send<T, Op>(Out, Slice<const T>{Dst.Base, Dst.Grid, Dst.Units, Dst.Chunk, Dst.Count});
   kern::relayRuns(In, Out, Dst, [](const T *Part, T *P, T *To, size_t N) {
     copyElems(Part, P, N);
     copyElems(Part, To, N);
@@ -203,10 +255,17 @@ inline void sendAndReceive(Outbox &Out, Inbox &In, Slice<const T> Src, R &&Recei
   }
 }
 
-/// Sends Src to Out while receiving In's next message into Dst.
+/// Sends Src to Out while receiving In's next message into Dst. Dst is
+/// offered to the sender first, so that two ranks exchanging can both write
+/// straight into each other's buffers.
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange", "exchange")
 void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  if (In.DirectMin) {
+    DirectRuns<T> Runs(Dst);
+    if (Runs.N)
+      In.offer(Runs.runs(), Runs.Bytes);
+  }
   sendAndReceive<T, Op>(Out, In, Src, [&] { recv<T, Op>(In, Dst); });
 }
 

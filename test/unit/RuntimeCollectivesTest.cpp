@@ -5,7 +5,8 @@
 // element of every collective it runs: all ten types for the ring allreduce,
 // f32, bf16 and i32 for the others, every operator on sizes 0, 1 and 1001,
 // and the sum on an odd size of several rounds, out of place and in place. Jobs run over shared
-// memory and over TCP, on 2 to 8 ranks. One more job checks a 64 MiB
+// memory, over shared memory with every message the receiver's buffer can take written there by
+// the sender (single copy), and over TCP, on 2 to 8 ranks. One more job checks a 64 MiB
 // allreduce on four ranks.
 //
 //===----------------------------------------------------------------------===//
@@ -99,7 +100,7 @@ class LibraryAlgorithms : public ::testing::TestWithParam<JobCase> {};
 
 TEST_P(LibraryAlgorithms, EveryElementIsRight) {
   int NRanks = GetParam().NRanks;
-  ScopedEnv Transport("CCLC_TRANSPORT", GetParam().Transport);
+  ScopedTransport Transport(GetParam().Transport);
   ScopedEnv Timeout("CCLC_TIMEOUT_MS", "20000");
   std::vector<LibraryPlan> Plans = libraryPlans(NRanks);
   // Every collective has a ring; pow2 algorithms join where they fit.
@@ -128,6 +129,11 @@ INSTANTIATE_TEST_SUITE_P(Shm, LibraryAlgorithms,
                          jobName);
 INSTANTIATE_TEST_SUITE_P(Tcp, LibraryAlgorithms,
                          ::testing::Values(JobCase{2, "tcp"}, JobCase{3, "tcp"}, JobCase{6, "tcp"}),
+                         jobName);
+INSTANTIATE_TEST_SUITE_P(SingleCopy, LibraryAlgorithms,
+                         ::testing::Values(JobCase{2, "shm_single_copy"},
+                                           JobCase{3, "shm_single_copy"},
+                                           JobCase{8, "shm_single_copy"}),
                          jobName);
 
 TEST(LargeMessages, AllReduce64MiBOnFourRanks) {

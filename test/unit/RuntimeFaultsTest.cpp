@@ -39,7 +39,7 @@ class Faults : public ::testing::TestWithParam<const char *> {};
 TEST_P(Faults, ARankKilledMidCollectiveFailsEveryOtherRankWithinTheTimeout) {
   constexpr int NRanks = 4, Victim = 2;
   constexpr milliseconds Timeout(1500), KillAfter(30), Slack(2500);
-  ScopedEnv Transport("CCLC_TRANSPORT", GetParam());
+  ScopedTransport Transport(GetParam());
   ScopedEnv TimeoutEnv("CCLC_TIMEOUT_MS", std::to_string(Timeout.count()));
   std::vector<int> Status = perf::runLocalRanks(
       NRanks,
@@ -67,7 +67,7 @@ TEST_P(Faults, ARankKilledMidCollectiveFailsEveryOtherRankWithinTheTimeout) {
 
 TEST_P(Faults, AbortFromAnotherThreadStopsTheCallAndThePeersAtOnce) {
   constexpr milliseconds Timeout(20000), AbortAfter(100), Soon(5000);
-  ScopedEnv Transport("CCLC_TRANSPORT", GetParam());
+  ScopedTransport Transport(GetParam());
   ScopedEnv TimeoutEnv("CCLC_TIMEOUT_MS", std::to_string(Timeout.count()));
   runJob(2, [&](cclcComm_t Control, int Rank) {
     // A communicator of its own: the abort frees it.
@@ -101,7 +101,7 @@ TEST_P(Faults, AbortFromAnotherThreadStopsTheCallAndThePeersAtOnce) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("shm", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("shm", "shm_single_copy", "tcp"),
                          [](const auto &Info) { return std::string(Info.param); });
 
 } // namespace

@@ -174,7 +174,7 @@ class Mismatch : public ::testing::TestWithParam<std::tuple<const char *, Case>>
 TEST_P(Mismatch, FailsEveryRankAndWritesNothingOutsideTheBuffers) {
   auto [Transport, K] = GetParam();
   constexpr milliseconds Timeout(10000), Soon(5000);
-  ScopedEnv TransportEnv("CCLC_TRANSPORT", Transport);
+  ScopedTransport TransportEnv(Transport);
   ScopedEnv TimeoutEnv("CCLC_TIMEOUT_MS", std::to_string(Timeout.count()));
   // The ring, and the ring with twice the chunks: one name, another schedule.
   std::string Ring, Finer;
@@ -217,7 +217,7 @@ std::string caseName(const ::testing::TestParamInfo<Mismatch::ParamType> &Info) 
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Mismatch,
-                         ::testing::Combine(::testing::Values("shm", "tcp"),
+                         ::testing::Combine(::testing::Values("shm", "shm_single_copy", "tcp"),
                                             ::testing::ValuesIn(Cases)),
                          caseName);
 

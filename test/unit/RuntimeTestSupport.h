@@ -151,6 +151,21 @@ inline void runJob(int NRanks, const JobBody &Body,
 
 using net::test::ScopedEnv;
 
+/// A transport for a test's ranks, by name: "shm", "tcp", or
+/// "shm_single_copy", shared memory with every message of a collective that
+/// lands in the receiver's buffer written there by the sender in one copy
+/// (CCLC_SINGLE_COPY=1) rather than through a slot.
+class ScopedTransport {
+public:
+  explicit ScopedTransport(const std::string &Name)
+      : Transport("CCLC_TRANSPORT", Name.substr(0, Name.find('_'))),
+        SingleCopy("CCLC_SINGLE_COPY",
+                   Name == "shm_single_copy" ? std::optional<std::string>("1") : std::nullopt) {}
+
+private:
+  ScopedEnv Transport, SingleCopy;
+};
+
 /// Runs C out of place and in place on rank Rank of Comm with checked
 /// inputs, throwing on a failed call or a wrong element.
 inline void runChecked(cclcComm_t Comm, const perf::Call &C, int Rank, int NRanks) {

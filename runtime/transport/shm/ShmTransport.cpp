@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace cclc::net {
@@ -17,7 +18,7 @@ namespace cclc::net {
 namespace {
 
 /// "cclcshm" and a layout version.
-constexpr uint32_t SegmentMagic = 0x63'73'68'01u;
+constexpr uint32_t SegmentMagic = 0x63'73'68'02u;
 
 /// The first cache line of a segment; the FIFOs follow, each on a cache line.
 struct SegmentHeader {
@@ -26,8 +27,22 @@ struct SegmentHeader {
   uint32_t NumFifos = 0;
   uint32_t NumSlots = 0;
   uint64_t SlotBytes = 0;
+  /// The receiver's process id as it sees it, and where its memory holds
+  /// Mark: what a sender reads to tell that it may write into the
+  /// receiver's memory, and that the id names the receiver in its own
+  /// namespace of processes too.
+  int32_t Pid = 0;
+  uint64_t MarkAddress = 0;
+  uint64_t Mark = 0;
 };
 static_assert(sizeof(SegmentHeader) == 64);
+
+/// A value only this process holds at its address: a process that reads it
+/// there through another's id has found this process.
+const uint64_t &processMark() {
+  static const uint64_t Mark = randomSecret() | 1;
+  return Mark;
+}
 
 size_t fifoStride(uint32_t NumSlots, size_t SlotBytes) {
   return (host::Fifo::bytesFor(NumSlots, SlotBytes) + 63) / 64 * 64;
@@ -79,6 +94,9 @@ std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t
   H->NumFifos = NumFifos;
   H->NumSlots = NumSlots;
   H->SlotBytes = SlotBytes;
+  H->Pid = int32_t(::getpid());
+  H->MarkAddress = uint64_t(uintptr_t(&processMark()));
+  H->Mark = processMark();
   for (uint32_t I = 0; I < NumFifos; ++I)
     host::Fifo::place(static_cast<std::byte *>(Seg->Base) + sizeof(SegmentHeader) +
                           I * fifoStride(NumSlots, SlotBytes),
@@ -141,6 +159,19 @@ host::Fifo ShmSegment::fifo(uint32_t Index) const {
 }
 
 std::atomic<uint32_t> &ShmSegment::abortWord() { return header(Base).Abort; }
+
+std::pair<pid_t, std::string> ShmSegment::receiverProcess() const {
+  const SegmentHeader &H = header(Base);
+  uint64_t Read = 0;
+  iovec Local{&Read, sizeof Read};
+  iovec Remote{reinterpret_cast<void *>(uintptr_t(H.MarkAddress)), sizeof Read};
+  ssize_t Got = ::process_vm_readv(pid_t(H.Pid), &Local, 1, &Remote, 1, 0);
+  if (Got < 0)
+    return {0, std::string("reading its memory failed: ") + std::strerror(errno)};
+  if (Got != ssize_t(sizeof Read) || Read != H.Mark)
+    return {0, "its process id names another process here (separate process namespaces)"};
+  return {pid_t(H.Pid), ""};
+}
 
 void ShmSegment::unlink() {
   if (Linked)

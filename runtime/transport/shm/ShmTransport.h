@@ -9,8 +9,9 @@
 // that died), and by the sender for every name it was offered and had not
 // mapped when its setup fails (a receiver that died after offering).
 //
-// The segment's first cache line holds an abort word that both sides'
-// Waiters watch: a rank that fails raises it (to its rank + 1) and the other
+// The segment's first cache line holds the receiver's process id, so that
+// the sender can write messages straight into the receiver's buffers, and an
+// abort word that both sides' Waiters watch: a rank that fails raises it (to its rank + 1) and the other
 // side stops at once; a rank that dies cannot, and the other side's waits
 // time out instead.
 //
@@ -24,6 +25,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <sys/types.h>
+#include <utility>
 
 namespace cclc::net {
 
@@ -53,6 +56,9 @@ public:
   const std::string &name() const { return Name; }
   host::Fifo fifo(uint32_t Index) const;
   std::atomic<uint32_t> &abortWord();
+  /// The receiver's process, if this process may write into its memory
+  /// (process_vm_writev) and finds it by the id it recorded; else 0 and why not.
+  std::pair<pid_t, std::string> receiverProcess() const;
   /// Removes the name, once both sides have mapped the segment.
   void unlink();
 
