@@ -51,4 +51,38 @@ TEST(HostAbortWord, OneRankStopsEveryRankOfTheHost) {
     EXPECT_TRUE(exitedWith(S, 0));
 }
 
+/// A host leader that cannot create the page (a full /dev/shm) still joins
+/// the name exchange: every rank of the host falls back on a page of its
+/// own at once, instead of waiting for the bootstrap's timeout, and says
+/// why.
+TEST(HostAbortWord, LeaderWithoutPageLetsEveryRankFallBack) {
+  std::unique_ptr<Root> R = createRoot(10s);
+  UniqueId Id = R->id();
+  std::vector<int> Status = forkRanks(3, [&](int Rank) {
+    constexpr auto Timeout = 5s;
+    std::unique_ptr<Bootstrap> B = Bootstrap::init(Id, Rank, 3, Timeout);
+    auto Start = std::chrono::steady_clock::now();
+    HostAbortWord Word(*B, [](const std::string &) -> std::unique_ptr<ShmSegment> {
+      throw NetError("no space left on /dev/shm");
+    });
+    require(std::chrono::steady_clock::now() - Start < Timeout / 2,
+            "rank " + std::to_string(Rank) + " set up without waiting for a timeout");
+    require(!Word.shared(), "rank " + std::to_string(Rank) + " uses a page of its own");
+    std::string Expected = Rank == 0 ? "no space left" : "rank 0, the first of this host";
+    require(Word.whyNotShared().find(Expected) != std::string::npos,
+            "rank " + std::to_string(Rank) + " says why: " + Word.whyNotShared());
+    require(reinterpret_cast<uintptr_t>(Word.page()) % HostAbortWord::pageBytes() == 0,
+            "the private word starts a page, which CUDA can map");
+    require(leftoverSegments(::getpid()) == 0, "no name left in /dev/shm");
+    B->barrier();
+    if (Rank == 1)
+      Word.word().store(1);
+    B->barrier();
+    require(Word.word().load() == (Rank == 1 ? 1u : 0u), "private words stay apart");
+    return 0;
+  });
+  for (int S : Status)
+    EXPECT_TRUE(exitedWith(S, 0));
+}
+
 } // namespace
