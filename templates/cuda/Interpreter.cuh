@@ -50,9 +50,15 @@ struct PrimitiveTable {
   }
 };
 
+/// Threads of each block of the interpreter kernel: the launch bound that
+/// the compiler fits the kernel's registers to.
+inline constexpr int InterpreterThreads = 512;
+
 /// Runs Program for rank Args.Rank on elements of T reduced with Op: block
 /// b runs channel b. Program's arrays are device memory.
-template <class T, class Op> __global__ void interpret(KernelArgs Args, kern::ProgramView Program) {
+template <class T, class Op>
+__global__ void __launch_bounds__(InterpreterThreads)
+    interpret(KernelArgs Args, kern::ProgramView Program) {
   int Channel = int(blockIdx.x);
   const kern::ProgramStep *Steps = Program.Steps + Program.ChannelBegin[Channel];
   uint32_t Count = Program.ChannelBegin[Channel + 1] - Program.ChannelBegin[Channel];
