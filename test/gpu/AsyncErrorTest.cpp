@@ -15,6 +15,7 @@
 
 #include "DeviceCollectives.h"
 
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -25,59 +26,13 @@ using Clock = std::chrono::steady_clock;
 
 class AsyncError : public GpuJobTest {};
 
-TEST_F(AsyncError, APeerThatNeverCallsTimesTheKernelOut) {
-  test::ScopedEnv Timeout("CCLC_KERNEL_TIMEOUT_MS", "2000");
+/// Runs two ranks that both make one allreduce (which connects them), then
+/// rank 0 enqueues a second one, which rank 1 never makes, and runs Then on
+/// it. Rank 1 aborts only once Then has returned, whichever way: an abort
+/// reaches the peer's kernel, which would then end before Then looks.
+void callAlone(const std::function<void(RankThread &, ScopedComm &)> &Then) {
   std::string Plan = test::compilePlan("ring-allreduce", 2);
   perf::Call Warmup{plan::CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, 1001};
-  cclcResult_t Async = cclcSuccess;
-  std::string Message;
-  Clock::duration Waited{};
-  // Rank 1 aborts only once rank 0 has read its error: an abort reaches the
-  // peer's kernel, which would then report the abort instead of the timeout.
-  std::promise<void> Read;
-  std::shared_future<void> HasRead = Read.get_future().share();
-  runGpuJob(
-      2,
-      [&](RankThread &R) {
-        CallMemory Mem(Warmup.Count, 2);
-        ScopedComm Comm = R.newComm();
-        perf::check(cclcCommLoadPlanText(Comm.get(), Plan.data(), Plan.size()), "loading");
-        runCheckedOnDevice(Comm.get(), Warmup, R.rank(), 2, Mem, R.stream());
-        if (R.rank() == 1) {
-          if (HasRead.wait_for(std::chrono::seconds(60)) != std::future_status::ready)
-            throw std::runtime_error("rank 0 did not read its error within 60 s");
-          Comm.abort();
-          return;
-        }
-        // Rank 1 may abort once this scope ends, whichever way it ends.
-        struct Release {
-          std::promise<void> &P;
-          ~Release() { P.set_value(); }
-        } Done{Read};
-        Clock::time_point Start = Clock::now();
-        perf::check(cclcAllReduce(Mem.Send.get(), Mem.Recv.get(), Warmup.Count, cclcFloat32,
-                                  cclcSum, Comm.get(), R.stream()),
-                    "enqueuing the allreduce rank 1 never makes");
-        CCLC_CUDA(cudaStreamSynchronize(R.stream()));
-        Waited = Clock::now() - Start;
-        perf::check(cclcCommGetAsyncError(Comm.get(), &Async), "cclcCommGetAsyncError");
-        Message = cclcGetLastError(nullptr);
-        Comm.abort();
-      },
-      std::chrono::seconds(180));
-  EXPECT_NE(Async, cclcSuccess) << "the kernel waiting for rank 1 did not fail";
-  EXPECT_NE(Message.find("timed out"), std::string::npos) << Message;
-  EXPECT_NE(Message.find("rank 1"), std::string::npos) << Message;
-  EXPECT_LT(Waited, std::chrono::seconds(20))
-      << "the kernel waited far past CCLC_KERNEL_TIMEOUT_MS";
-}
-
-TEST_F(AsyncError, WithoutAKernelTimeoutTheKernelWaitsForTheAbort) {
-  test::ScopedEnv Timeout("CCLC_TIMEOUT_MS", "1000");
-  std::string Plan = test::compilePlan("ring-allreduce", 2);
-  perf::Call Warmup{plan::CollectiveKind::AllReduce, cclcFloat32, cclcSum, 0, 1001};
-  cclcResult_t Async = cclcInternalError;
-  cudaError_t Running = cudaSuccess;
   std::promise<void> Done;
   std::shared_future<void> RankZeroDone = Done.get_future().share();
   runGpuJob(
@@ -100,15 +55,44 @@ TEST_F(AsyncError, WithoutAKernelTimeoutTheKernelWaitsForTheAbort) {
         perf::check(cclcAllReduce(Mem.Send.get(), Mem.Recv.get(), Warmup.Count, cclcFloat32,
                                   cclcSum, Comm.get(), R.stream()),
                     "enqueuing the allreduce rank 1 never makes");
-        std::this_thread::sleep_for(std::chrono::seconds(3));
-        Running = cudaStreamQuery(R.stream());
-        perf::check(cclcCommGetAsyncError(Comm.get(), &Async), "cclcCommGetAsyncError");
-        // The abort raises the word the kernel polls, and the destroy waits
-        // for it to end.
-        Comm.abort();
-        CCLC_CUDA(cudaStreamSynchronize(R.stream()));
+        Then(R, Comm);
       },
       std::chrono::seconds(180));
+}
+
+TEST_F(AsyncError, APeerThatNeverCallsTimesTheKernelOut) {
+  test::ScopedEnv Timeout("CCLC_KERNEL_TIMEOUT_MS", "2000");
+  cclcResult_t Async = cclcSuccess;
+  std::string Message;
+  Clock::duration Waited{};
+  callAlone([&](RankThread &R, ScopedComm &Comm) {
+    Clock::time_point Start = Clock::now();
+    CCLC_CUDA(cudaStreamSynchronize(R.stream()));
+    Waited = Clock::now() - Start;
+    perf::check(cclcCommGetAsyncError(Comm.get(), &Async), "cclcCommGetAsyncError");
+    Message = cclcGetLastError(nullptr);
+    Comm.abort();
+  });
+  EXPECT_NE(Async, cclcSuccess) << "the kernel waiting for rank 1 did not fail";
+  EXPECT_NE(Message.find("timed out"), std::string::npos) << Message;
+  EXPECT_NE(Message.find("rank 1"), std::string::npos) << Message;
+  EXPECT_LT(Waited, std::chrono::seconds(20))
+      << "the kernel waited far past CCLC_KERNEL_TIMEOUT_MS";
+}
+
+TEST_F(AsyncError, WithoutAKernelTimeoutTheKernelWaitsForTheAbort) {
+  test::ScopedEnv Timeout("CCLC_TIMEOUT_MS", "1000");
+  cclcResult_t Async = cclcInternalError;
+  cudaError_t Running = cudaSuccess;
+  callAlone([&](RankThread &R, ScopedComm &Comm) {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    Running = cudaStreamQuery(R.stream());
+    perf::check(cclcCommGetAsyncError(Comm.get(), &Async), "cclcCommGetAsyncError");
+    // The abort raises the word the kernel polls, and the destroy waits for
+    // it to end.
+    Comm.abort();
+    CCLC_CUDA(cudaStreamSynchronize(R.stream()));
+  });
   EXPECT_EQ(Running, cudaErrorNotReady) << "the kernel stopped waiting before the abort";
   EXPECT_EQ(Async, cclcSuccess) << "a late peer is no failure";
 }
