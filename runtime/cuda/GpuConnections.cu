@@ -247,9 +247,9 @@ GpuConnections::GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sen
     std::byte *MyHeads = Mine + P.Recvs.size() * Stride;
     std::byte *TheirHeads = Theirs + P.Sends.size() * Stride;
     for (size_t I = 0; I < P.Sends.size(); ++I)
-      Table.out(Peer, P.Sends[I]) = cuda::Outbox{
-          Place(Theirs + I * Stride), Peer,
-          reinterpret_cast<const uint64_t *>(MyHeads + I * cuda::HeadWordBytes), 0};
+      Table.out(Peer, P.Sends[I]) =
+          cuda::Outbox{Place(Theirs + I * Stride), Peer,
+                       reinterpret_cast<const uint64_t *>(MyHeads + I * cuda::HeadWordBytes), 0};
     for (size_t I = 0; I < P.Recvs.size(); ++I)
       Table.in(Peer, P.Recvs[I]) =
           cuda::Inbox{Place(Mine + I * Stride), Peer,

@@ -3,12 +3,11 @@
 // The runtime's GPU executor (runtime/api/Gpu.h). A communicator makes it at
 // its first GPU call, on the device current then, with what every later call
 // shares: an abort word that the kernels poll and the GPU transports raise,
-// shared by the ranks of the host and mapped into the device, a status word in device memory where the first failing
-// kernel records why, a stream of its own for setup, and device workspace;
-// it also loads the interpreter's kernels and the registered ones then,
-// before any of its kernels can wait (see gpu::loadInterpreter). An
-// algorithm's first GPU call connects its GPU transports (collective: every
-// rank makes the same calls) and uploads its program; every call then only
+// shared by the ranks of the host and mapped into the device, a status word in device memory where
+// the first failing kernel records why, a stream of its own for setup, and device workspace; it
+// also loads the interpreter's kernels and the registered ones then, before any of its kernels can
+// wait (see gpu::loadInterpreter). An algorithm's first GPU call connects its GPU transports
+// (collective: every rank makes the same calls) and uploads its program; every call then only
 // places buffers, copies an overlapping input aside and launches one kernel
 // on the caller's stream.
 //
@@ -211,8 +210,7 @@ private:
 
 CudaContext::CudaContext(net::Bootstrap &Boot)
     : Boot(Boot), Rank(Boot.rank()),
-      KernelTimeoutNs(
-          uint64_t(std::chrono::nanoseconds(kernelTimeoutFromEnvironment()).count())) {
+      KernelTimeoutNs(uint64_t(std::chrono::nanoseconds(kernelTimeoutFromEnvironment()).count())) {
   const char *Remedy = "run where a CUDA device and its driver are present, or pass host buffers "
                        "and a NULL stream to run on the host";
   int Count = 0;

@@ -49,8 +49,9 @@ PeerAccess::PeerAccess(Bootstrap &B, const std::string &BusId, const Reach &CanR
   const std::vector<int> &Mine = HostRanks[size_t(Rank)];
   for (size_t I = 0; I < Mine.size(); ++I)
     Answers[size_t(Rank) * Width + I] =
-        Disabled ? Answer::Disabled
-                 : (Mine[I] == Rank || CanReach(BusIds[size_t(Mine[I])]) ? Answer::Yes : Answer::No);
+        Disabled
+            ? Answer::Disabled
+            : (Mine[I] == Rank || CanReach(BusIds[size_t(Mine[I])]) ? Answer::Yes : Answer::No);
   B.allgather(Answers.data(), Width * sizeof(Answer));
 }
 
@@ -80,11 +81,10 @@ std::string PeerAccess::describe() const {
     Line += "mapped host memory over tcp, ";
     int Who = answer(Rank, Peer) != Answer::Yes ? Rank : Peer;
     int Other = Who == Rank ? Peer : Rank;
-    Line += answer(Who, Other) == Answer::Disabled
-                ? "peer access disabled on " + rankName(Who) +
-                      " (CCLC_P2P_DISABLE or NCCL_P2P_DISABLE)"
-                : "GPU " + busId(Who) + " of " + rankName(Who) + " cannot write to GPU " +
-                      busId(Other);
+    Line +=
+        answer(Who, Other) == Answer::Disabled
+            ? "peer access disabled on " + rankName(Who) + " (CCLC_P2P_DISABLE or NCCL_P2P_DISABLE)"
+            : "GPU " + busId(Who) + " of " + rankName(Who) + " cannot write to GPU " + busId(Other);
   }
   return Line;
 }

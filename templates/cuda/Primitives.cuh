@@ -16,7 +16,11 @@
 // thread loads Unroll words from every source into registers before it
 // stores any, so that Unroll loads per source are in flight at once: one
 // load at a time leaves a thread waiting out the memory's latency (a peer's
-// memory, across NVLink or PCIe, most of all) for every 16 bytes. Their
+// memory, across NVLink or PCIe, most of all) for every 16 bytes. A warp
+// moves Unroll runs of 32 consecutive words, as NCCL's reduceCopyPacks
+// does: every access of the warp is contiguous, and a thread's words lie at
+// fixed offsets, which keeps the loop's registers few. Blocks are whole
+// warps (the runtime refuses kernels of other sizes). Their
 // loops are not inlined: a kernel calls them from every step, and one copy
 // per element type and operator keeps kernels small and quick to compile.
 //
@@ -80,21 +84,28 @@ __device__ __forceinline__ PackSplit splitPacks(size_t N, uintptr_t First, uintp
 
 /// Words each thread moves per pass of a striped loop.
 inline constexpr int Unroll = 4;
+/// Threads of a warp. A warp moves Unroll runs of WarpLanes consecutive
+/// words per pass, so that every access of the warp is contiguous and the
+/// Unroll words of a thread lie at offsets the compiler knows.
+inline constexpr int WarpLanes = 32;
 
 /// Dst[k] = Combine(Src[k], Dst[k]) for k in [0, Count), and Also[k] too
-/// unless Also is null, striped over the block's threads. Each pass of a
-/// thread issues the loads of its Unroll words (from Src, and from Dst when
-/// ReadsDst) before any store; Combine gets Src's word twice unless
-/// ReadsDst.
+/// unless Also is null, by the block's full warps (threads past the last
+/// full warp, if any, stay idle). Each pass of a thread issues the loads of
+/// its Unroll words (from Src, and from Dst when ReadsDst) before any store;
+/// Combine gets Src's word twice unless ReadsDst.
 template <bool ReadsDst, class W, class C>
 __device__ __forceinline__ void moveStriped(const W *__restrict__ Src, W *__restrict__ Dst,
                                             W *__restrict__ Also, size_t Count, C &&Combine) {
-  const size_t Stride = blockDim.x;
-  for (size_t Base = threadIdx.x; Base < Count; Base += Unroll * Stride) {
+  constexpr size_t Span = size_t(Unroll) * WarpLanes;
+  const size_t Warps = blockDim.x / WarpLanes, Warp = threadIdx.x / WarpLanes;
+  if (Warp >= Warps)
+    return;
+  for (size_t Base = Warp * Span + threadIdx.x % WarpLanes; Base < Count; Base += Warps * Span) {
     W From[Unroll], Into[Unroll];
 #pragma unroll
     for (int U = 0; U < Unroll; ++U) {
-      size_t K = Base + U * Stride;
+      size_t K = Base + size_t(U) * WarpLanes;
       if (K < Count) {
         From[U] = Src[K];
         Into[U] = ReadsDst ? Dst[K] : From[U];
@@ -102,7 +113,7 @@ __device__ __forceinline__ void moveStriped(const W *__restrict__ Src, W *__rest
     }
 #pragma unroll
     for (int U = 0; U < Unroll; ++U) {
-      size_t K = Base + U * Stride;
+      size_t K = Base + size_t(U) * WarpLanes;
       if (K < Count) {
         W V = Combine(From[U], Into[U]);
         Dst[K] = V;

@@ -20,9 +20,9 @@
 // kernels move data with: on one block (one channel) and on as many blocks
 // as the algorithms have channels, each channel's bandwidth as a fraction
 // of a lone cudaMemcpyAsync's, which says how many channels a collective
-// needs to reach the GPU's copy speed. Every size's first call is checked element by element. Times are
-// taken with events on each rank's stream around -n calls after -w warmups,
-// the ranks lined up before each loop, and averaged over the ranks.
+// needs to reach the GPU's copy speed. Every size's first call is checked element by element. Times
+// are taken with events on each rank's stream around -n calls after -w warmups, the ranks lined up
+// before each loop, and averaged over the ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,8 +192,8 @@ size_t measureCopyPrimitive(const Options &O, const std::vector<uint64_t> &Sizes
   std::printf("#\n# The copy primitive (cuda::copy) alone on the GPU, one block of the "
               "interpreter's\n# threads per channel, against one cudaMemcpyAsync of the size: "
               "GB/s per channel, and\n# per channel / memcpy\n#\n");
-  std::printf("# %12s %10s | %10s %10s | %10s %10s %10s\n", "size", "memcpy", "1 channel", "/memcpy",
-              (std::to_string(Channels) + " ch").c_str(), "per ch", "/memcpy");
+  std::printf("# %12s %10s | %10s %10s | %10s %10s %10s\n", "size", "memcpy", "1 channel",
+              "/memcpy", (std::to_string(Channels) + " ch").c_str(), "per ch", "/memcpy");
   std::printf("# %12s %10s | %10s %10s | %10s %10s %10s\n", "(B)", "(GB/s)", "(GB/s)", "", "(GB/s)",
               "(GB/s)", "");
   DeviceBuffer<float> In(O.MaxBytes / 4), Out(O.MaxBytes / 4);

@@ -425,8 +425,7 @@ TEST(HostProxy, SharesFifosWithTheDevice) {
   echo<<<1, BlockThreads>>>(
       cuda::Inbox::inHeader(cuda::Fifo::place(ToDevice.device(), NumSlots, SlotBytes), 0),
       cuda::Outbox::inHeader(cuda::Fifo::place(FromDevice.device(), NumSlots, SlotBytes), 0),
-      Buffer.get(),
-      Sizes.get(), Messages, Status.get());
+      Buffer.get(), Sizes.get(), Messages, Status.get());
   CCLC_CUDA(cudaGetLastError());
   for (int M = 0; M < Messages; ++M) {
     std::vector<int32_t> Message(Elems[M]);

@@ -46,23 +46,23 @@ std::vector<int> decide(int N, int Blind, int Hidden, int EnvRank, const char *E
 }
 
 TEST(PeerAccess, BothRanksOfAPairMustReachTheOther) {
-  std::vector<int> Status = decide(3, /*Blind=*/2, /*Hidden=*/0, -1, nullptr,
-                                   [](Bootstrap &B, const PeerAccess &A) {
-    int Rank = B.rank();
-    for (int Peer = 0; Peer < 3; ++Peer) {
-      if (Peer == Rank)
-        continue;
-      bool Want = !((Rank == 0 && Peer == 2) || (Rank == 2 && Peer == 0));
-      require(A.direct(Peer) == Want, "rank " + std::to_string(Rank) + " and rank " +
-                                          std::to_string(Peer) + ": " + A.describe());
-      require(A.busId(Peer) == busOf(Peer), "the bus id of rank " + std::to_string(Peer));
-    }
-    if (Rank == 0)
-      require(A.describe().find("rank 2 (GPU 0000:02:00.0): mapped host memory over tcp, GPU "
-                                "0000:02:00.0 of rank 2 cannot write to GPU 0000:00:00.0") !=
-                  std::string::npos,
-              "rank 0 says why: " + A.describe());
-  });
+  std::vector<int> Status =
+      decide(3, /*Blind=*/2, /*Hidden=*/0, -1, nullptr, [](Bootstrap &B, const PeerAccess &A) {
+        int Rank = B.rank();
+        for (int Peer = 0; Peer < 3; ++Peer) {
+          if (Peer == Rank)
+            continue;
+          bool Want = !((Rank == 0 && Peer == 2) || (Rank == 2 && Peer == 0));
+          require(A.direct(Peer) == Want, "rank " + std::to_string(Rank) + " and rank " +
+                                              std::to_string(Peer) + ": " + A.describe());
+          require(A.busId(Peer) == busOf(Peer), "the bus id of rank " + std::to_string(Peer));
+        }
+        if (Rank == 0)
+          require(A.describe().find("rank 2 (GPU 0000:02:00.0): mapped host memory over tcp, GPU "
+                                    "0000:02:00.0 of rank 2 cannot write to GPU 0000:00:00.0") !=
+                      std::string::npos,
+                  "rank 0 says why: " + A.describe());
+      });
   for (int S : Status)
     EXPECT_TRUE(exitedWith(S, 0));
 }

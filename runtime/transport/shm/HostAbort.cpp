@@ -41,8 +41,8 @@ void HostAbortWord::usePrivatePage(const std::string &Cause) {
   Segment.reset();
   // Anonymous memory, not a segment: a rank falls back here because /dev/shm
   // failed it.
-  void *Page = ::mmap(nullptr, pageBytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                      -1, 0);
+  void *Page =
+      ::mmap(nullptr, pageBytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (Page == MAP_FAILED)
     throw NetError(std::string("cannot map a page for the abort word: ") + std::strerror(errno));
   Private.reset(new (Page) std::atomic<uint32_t>(0));
