@@ -40,6 +40,20 @@ void onThreeRanks(const std::function<void(Bootstrap &, int Rank)> &Body) {
     EXPECT_TRUE(exitedWith(S, 0));
 }
 
+/// Checks what every rank's word promises (it starts a page, which CUDA can
+/// map, and no name is left in /dev/shm), then rank 1 raises Word to Value
+/// between two barriers; returns what this rank reads after them.
+uint32_t raisedByRankOne(Bootstrap &B, int Rank, HostAbortWord &Word, uint32_t Value) {
+  require(reinterpret_cast<uintptr_t>(Word.page()) % HostAbortWord::pageBytes() == 0,
+          "the word starts a page, which CUDA can map");
+  require(leftoverSegments(::getpid()) == 0, "no name left in /dev/shm");
+  B.barrier();
+  if (Rank == 1)
+    Word.word().store(Value);
+  B.barrier();
+  return Word.word().load();
+}
+
 /// One rank's raise reaches every rank of the host, two communicators'
 /// words stay apart, and no name outlives the setup.
 TEST(HostAbortWord, OneRankStopsEveryRankOfTheHost) {
@@ -47,16 +61,10 @@ TEST(HostAbortWord, OneRankStopsEveryRankOfTheHost) {
     HostAbortWord First(B), Second(B);
     require(First.shared() && Second.shared(), "the ranks of one host share the page: " +
                                                    First.whyNotShared());
-    require(reinterpret_cast<uintptr_t>(First.page()) % HostAbortWord::pageBytes() == 0,
-            "the word starts a page, which CUDA can map");
     // The host's leader made both pages, and removed their names once every
     // rank had mapped them.
-    require(leftoverSegments(::getpid()) == 0, "no name left in /dev/shm");
-    B.barrier();
-    if (Rank == 1)
-      First.word().store(2);
-    B.barrier();
-    require(First.word().load() == 2, "rank 1's raise reached rank " + std::to_string(Rank));
+    require(raisedByRankOne(B, Rank, First, 2) == 2,
+            "rank 1's raise reached rank " + std::to_string(Rank));
     require(Second.word().load() == 0, "the other communicator's word stays down");
   });
 }
@@ -77,14 +85,8 @@ TEST(HostAbortWord, LeaderWithoutPageLetsEveryRankFallBack) {
     std::string Expected = Rank == 0 ? "no space left" : "rank 0, the first of this host";
     require(Word.whyNotShared().find(Expected) != std::string::npos,
             "rank " + std::to_string(Rank) + " says why: " + Word.whyNotShared());
-    require(reinterpret_cast<uintptr_t>(Word.page()) % HostAbortWord::pageBytes() == 0,
-            "the private word starts a page, which CUDA can map");
-    require(leftoverSegments(::getpid()) == 0, "no name left in /dev/shm");
-    B.barrier();
-    if (Rank == 1)
-      Word.word().store(1);
-    B.barrier();
-    require(Word.word().load() == (Rank == 1 ? 1u : 0u), "private words stay apart");
+    require(raisedByRankOne(B, Rank, Word, 1) == (Rank == 1 ? 1u : 0u),
+            "private words stay apart");
   });
 }
 
