@@ -189,7 +189,8 @@ std::string KernelWriter::header() const {
       else
         OS << "/// Runs " << S.Algorithm << " on rank Args.Rank, for " << TypeName << " and "
            << OpName << ": block b runs channel b.\n"
-           << "__global__ void " << Entry << "_kernel(cclc::cuda::KernelArgs Args);\n"
+           << "__global__ void __launch_bounds__(" << Opts.BlockThreads << ") " << Entry
+           << "_kernel(cclc::cuda::KernelArgs Args);\n"
            << "/// Launches it on Stream, one block per channel; on failure Why says what to "
               "do.\n"
            << "cudaError_t " << Entry
@@ -481,7 +482,8 @@ std::string KernelWriter::entryPoints() const {
       std::string Instance = "<" + typeOf(T) + ", " + Ns + "::" + OpType + ">";
       bool Cuda = Opts.Target == KernelTarget::Cuda;
       if (Cuda)
-        OS << "__global__ void " << Entry << "_kernel(cuda::KernelArgs Args) {\n"
+        OS << "__global__ void __launch_bounds__(" << Opts.BlockThreads << ") " << Entry
+           << "_kernel(cuda::KernelArgs Args) {\n"
            << "runChannel" << Instance << "(Args, int(blockIdx.x));\n}\n\n";
       else
         OS << "void " << Entry << "(const host::KernelArgs &Args, int Channel) {\n"

@@ -100,7 +100,7 @@ void Communicator::finish() {
   if (!Known && !Failure.empty())
     throw ApiError(FailureResult, Failure + "; the communicator is destroyed all the same");
   if (Failure.empty())
-    Boot->barrier();
+    leaveTogether(Gpu.get(), [&] { Boot->barrier(); });
 }
 
 void Communicator::abort(const std::string &Cause) {

@@ -10,17 +10,33 @@
 
 namespace cclc::runtime {
 
-std::chrono::milliseconds timeoutFromEnvironment() {
-  const char *Text = std::getenv("CCLC_TIMEOUT_MS");
+namespace {
+
+/// The milliseconds variable Name holds, Default where it is unset or empty;
+/// refuses anything but a number in [Least, MaxTimeout].
+std::chrono::milliseconds millisecondsFromEnvironment(const char *Name, long long Least,
+                                                      std::chrono::milliseconds Default) {
+  const char *Text = std::getenv(Name);
   if (!Text || !*Text)
-    return std::chrono::milliseconds(60000);
+    return Default;
   char *End = nullptr;
   errno = 0;
   long long Ms = std::strtoll(Text, &End, 10);
-  require(*End == 0 && errno == 0 && Ms > 0 && Ms <= MaxTimeout.count(),
-          std::string("CCLC_TIMEOUT_MS=") + Text + " is not a number of milliseconds in [1, " +
-              std::to_string(MaxTimeout.count()) + "] (at most 24 days)");
+  require(*End == 0 && errno == 0 && Ms >= Least && Ms <= MaxTimeout.count(),
+          std::string(Name) + "=" + Text + " is not a number of milliseconds in [" +
+              std::to_string(Least) + ", " + std::to_string(MaxTimeout.count()) +
+              "] (at most 24 days)");
   return std::chrono::milliseconds(Ms);
+}
+
+} // namespace
+
+std::chrono::milliseconds timeoutFromEnvironment() {
+  return millisecondsFromEnvironment("CCLC_TIMEOUT_MS", 1, std::chrono::milliseconds(60000));
+}
+
+std::chrono::milliseconds kernelTimeoutFromEnvironment() {
+  return millisecondsFromEnvironment("CCLC_KERNEL_TIMEOUT_MS", 0, std::chrono::milliseconds(0));
 }
 
 bool debugInfoFromEnvironment() {

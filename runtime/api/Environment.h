@@ -5,6 +5,11 @@
 //                    fails; default 60000, at most MaxTimeout (a larger
 //                    value is refused: deadlines past it overflow the
 //                    clock).
+//   CCLC_KERNEL_TIMEOUT_MS  how long one wait inside a GPU kernel lasts;
+//                    default 0, no limit: a kernel waits until the host
+//                    raises the abort word (a host rank's failure, a proxy
+//                    losing its peer, cclcCommAbort), since a slow peer's
+//                    kernel may legitimately start much later.
 //   CCLC_DEBUG       INFO logs every algorithm choice; WARN (the default)
 //                    only fallbacks to the library's ring. Failures are
 //                    returned as statuses, with cclcGetLastError's message.
@@ -26,6 +31,11 @@ constexpr std::chrono::milliseconds MaxTimeout{2147483647};
 /// CCLC_TIMEOUT_MS; throws ApiError(cclcInvalidArgument) when it is
 /// malformed or out of [1, MaxTimeout].
 std::chrono::milliseconds timeoutFromEnvironment();
+
+/// CCLC_KERNEL_TIMEOUT_MS, 0 for no limit; throws
+/// ApiError(cclcInvalidArgument) when it is malformed or out of
+/// [0, MaxTimeout].
+std::chrono::milliseconds kernelTimeoutFromEnvironment();
 
 /// True when CCLC_DEBUG asks for INFO messages.
 bool debugInfoFromEnvironment();

@@ -31,7 +31,8 @@ namespace cclc::runtime {
 /// A communicator's GPU: its device, the connections and programs of the
 /// algorithms that ran there, the device workspace, the abort word its
 /// kernels watch and the status word they record failures in. Made at the
-/// communicator's first GPU call; destroying it waits for its GPU work.
+/// communicator's first GPU call; destroying it waits for its GPU work and
+/// frees its memory.
 class GpuContext {
 public:
   virtual ~GpuContext() = default;
@@ -62,13 +63,29 @@ public:
   /// The first failure of the kernels or the GPU transports; none while all
   /// is well, which costs no CUDA call to learn.
   virtual std::optional<Classified> failure() = 0;
-  /// Returns once every kernel enqueued so far has ended. Throws
-  /// ApiError(cclcSystemError) when CUDA reports an error.
+  /// Returns once every kernel this context enqueued so far has ended (not
+  /// the device's other work). Throws ApiError(cclcSystemError) when CUDA
+  /// reports an error.
   virtual void synchronize() = 0;
+  /// Unmaps the memory of peers that this rank's kernels wrote, once they
+  /// have ended (synchronize()); see leaveTogether().
+  virtual void closePeerMemory() = 0;
   /// Stops the kernels and the GPU transports, here and at the peers,
   /// recording Cause. Safe from any thread.
   virtual void abort(const std::string &Cause) = 0;
 };
+
+/// The end of a regular destroy, in the order that keeps every rank's memory
+/// valid while a peer still maps it: Gpu (when there is one, its kernels
+/// ended) unmaps its peers' memory, then Barrier() waits until every rank
+/// has done so; only then may the caller free this rank's own memory, by
+/// destroying Gpu. Freeing before the barrier would let a rank free a block
+/// that a peer still has open.
+template <class B> void leaveTogether(GpuContext *Gpu, B &&Barrier) {
+  if (Gpu)
+    Gpu->closePeerMemory();
+  Barrier();
+}
 
 /// A GPU context for Boot's rank on the device current on the calling
 /// thread. Throws ApiError saying why there is none and what to do:

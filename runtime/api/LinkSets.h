@@ -105,11 +105,16 @@ public:
   /// Stops every wait on every set and kept connection, here and at the
   /// peers, recording Cause. Safe from any thread.
   void abort(const std::string &Cause) {
+    forEach([&](Conn &Net) { Net.abort(Cause); });
+  }
+
+  /// Calls Fn(Conn &) on every set's and kept connection, under the lock.
+  template <class F> void forEach(F &&Fn) {
     std::lock_guard<std::mutex> Guard(Lock);
     for (Set &S : Sets)
-      S.Net->abort(Cause);
+      Fn(*S.Net);
     for (std::unique_ptr<Conn> &Net : Kept)
-      Net->abort(Cause);
+      Fn(*Net);
   }
 
   /// The first failure any set or kept connection recorded or heard of;

@@ -64,10 +64,13 @@ void checkKernel(const KernelEntry &K, size_t Index, int NRanks, const char *Fla
           Entry + " has an unknown element type or operator");
   require(K.MaxBytes == 0 || K.MaxBytes >= K.MinBytes,
           Entry + " has a size window whose end comes before its start");
-  // The most threads a CUDA block has on any device.
-  require(!K.Cuda || (K.BlockThreads >= 1 && K.BlockThreads <= 1024),
+  // The most threads a CUDA block has on any device; the primitives move
+  // data by whole warps (cuda/Primitives.cuh).
+  require(!K.Cuda ||
+              (K.BlockThreads >= 32 && K.BlockThreads <= 1024 && K.BlockThreads % 32 == 0),
           Entry + " has " + std::to_string(K.BlockThreads) +
-              " threads per block; a CUDA block has 1 to 1024");
+              " threads per block; the kernels run whole warps, 32 to 1024 threads, a multiple "
+              "of 32");
 }
 
 } // namespace

@@ -1,12 +1,19 @@
 //===- GpuConnections.cu - A GPU rank's links to its peers -----*- CUDA -*-===//
 //
-// The setup runs in the steps of net::LinkSetup. Before the descriptions go
-// out, each receiver of a CUDA IPC link allocates and zeroes its block and
-// puts what the sender needs to map it (handle, pointer, process, device)
-// in its offer; the zeroing has completed before the offer leaves, so a
-// sender's kernel never meets stale counters. Then each sender maps the
-// block it was offered, and the TCP links get FIFOs in mapped pinned memory
-// and a proxy. The tables are uploaded last, on a stream of the setup's own.
+// The setup runs in the steps of net::LinkSetup. Same-host peers whose GPUs
+// cannot write each other's memory are moved to TCP first. Before the
+// descriptions go out, each rank allocates and zeroes its block for every
+// CUDA IPC peer and puts what the peer needs to map it (handle, pointer,
+// process, device and its PCI bus id) in its offer; the zeroing has
+// completed before the offer leaves, so a peer's kernel never meets stale
+// counters. Then each rank maps the blocks it was offered, and the TCP
+// links get FIFOs in mapped pinned memory and a proxy. The tables are
+// uploaded last, on a stream of the setup's own.
+//
+// A block for a peer holds, from its start, the FIFO of each channel this
+// rank receives on from the peer (one fifoStride() each, in channel order),
+// then the Head word of each channel it sends on to the peer (one
+// cuda::HeadWordBytes each, in channel order).
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,19 +32,22 @@ using net::rankName;
 namespace {
 
 /// "cclcipc" and a version.
-constexpr uint32_t OfferMagic = 0x69'70'63'01u;
+constexpr uint32_t OfferMagic = 0x69'70'63'02u;
 
-/// What the receiver of a CUDA IPC link tells its sender about the block it
-/// receives in.
+/// Bytes of a PCI bus id, "0000:00:00.0" and its terminator with room.
+constexpr size_t BusIdBytes = 32;
+
+/// What a rank tells a CUDA IPC peer about the block it shares with it.
 struct IpcOffer {
   uint32_t Magic = OfferMagic;
-  int32_t Device = -1;               ///< The receiver's device, as its process numbers it.
+  int32_t Device = -1;               ///< The owner's device, as its process numbers it.
   int32_t HandleError = cudaSuccess; ///< Why Handle is missing, when it is.
   int32_t Pid = 0;
   uint64_t Process = 0; ///< processToken() of the receiver's process.
   uint64_t Pointer = 0; ///< The block's address in the receiver's process.
   uint64_t Bytes = 0;
   cudaIpcMemHandle_t Handle{};
+  char BusId[BusIdBytes] = {}; ///< The owner's device, as every process names it.
 };
 
 /// A random number per process: two ranks share an address space exactly
@@ -80,6 +90,7 @@ struct TableBuilder {
 std::string offerOf(const DeviceBuffer &Block, int Device) {
   IpcOffer O;
   O.Device = Device;
+  std::strncpy(O.BusId, gpuBusId(Device).c_str(), BusIdBytes - 1);
   O.Pid = int32_t(::getpid());
   O.Process = processToken();
   O.Pointer = uint64_t(reinterpret_cast<uintptr_t>(Block.get()));
@@ -108,6 +119,30 @@ IpcOffer readOffer(const std::string &Offer, int Peer, size_t Bytes) {
 
 } // namespace
 
+std::string gpuBusId(int Device) {
+  char Id[BusIdBytes] = {};
+  check(cudaDeviceGetPCIBusId(Id, int(BusIdBytes), Device),
+        "cannot read the PCI bus id of GPU " + std::to_string(Device));
+  return Id;
+}
+
+bool canWriteTo(int Device, const std::string &PeerBusId) {
+  int PeerDevice = -1;
+  if (cudaDeviceGetByPCIBusId(&PeerDevice, PeerBusId.c_str()) != cudaSuccess) {
+    // A GPU this process does not see: it cannot map its memory.
+    cudaGetLastError();
+    return false;
+  }
+  if (PeerDevice == Device)
+    return true;
+  int Can = 0;
+  if (cudaDeviceCanAccessPeer(&Can, Device, PeerDevice) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return Can != 0;
+}
+
 /// A peer's block, as this process addresses it: opened from its IPC
 /// handle (and closed with this object), or, for a rank of this process,
 /// the peer's own pointer.
@@ -116,8 +151,8 @@ public:
   /// Maps the block of Offer, which Rank on Device sends to Peer in.
   PeerMemory(const IpcOffer &Offer, int Rank, int Peer, int Device) {
     std::string Whose = "the FIFO memory of " + rankName(Peer) + " (process " +
-                        std::to_string(Offer.Pid) + ", GPU " + std::to_string(Offer.Device) +
-                        ") for " + rankName(Rank) + " (GPU " + std::to_string(Device) + ")";
+                        std::to_string(Offer.Pid) + ", GPU " + Offer.BusId + ") for " +
+                        rankName(Rank) + " (GPU " + std::to_string(Device) + ")";
     if (Offer.Process == processToken() && Offer.Pid == int32_t(::getpid())) {
       Base = reinterpret_cast<void *>(uintptr_t(Offer.Pointer));
       if (Offer.Device != Device)
@@ -155,8 +190,7 @@ private:
       throw CudaError(cudaErrorPeerAccessUnsupported,
                       "GPU " + std::to_string(Device) + " cannot write to GPU " +
                           std::to_string(PeerDevice) + ", which holds " + Whose +
-                          "; place the ranks on GPUs with peer access, or set "
-                          "CCLC_TRANSPORT=tcp");
+                          ", though the ranks agreed it could; set CCLC_P2P_DISABLE=1");
     cudaError_t Err = cudaDeviceEnablePeerAccess(PeerDevice, 0);
     if (Err == cudaErrorPeerAccessAlreadyEnabled)
       cudaGetLastError();
@@ -167,12 +201,16 @@ private:
 
 GpuConnections::GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sends,
                                std::span<const net::Link> Recvs, const net::LinkOptions &Options,
-                               std::atomic<uint32_t> &Abort)
+                               const net::PeerAccess &Access, std::atomic<uint32_t> &Abort,
+                               const std::atomic<uint32_t> *InFlight)
     : Rank(B.rank()), Abort(Abort) {
   RelaxedCapture Relaxed;
   int Device = 0;
   check(cudaGetDevice(&Device), "cannot tell which GPU " + rankName(Rank) + " runs on");
   net::LinkSetup Setup(B, Sends, Recvs, Options, net::TransportKind::CudaIpc);
+  for (auto &[Peer, P] : Setup.peers())
+    if (P.Kind == net::TransportKind::CudaIpc && !Access.direct(Peer))
+      P.Kind = net::TransportKind::Tcp;
   Kinds = Setup.kinds();
   TableBuilder Table(B.size(), Setup.numChannels());
   OwnStream Stream("setting up the GPU connections of " + rankName(Rank));
@@ -181,39 +219,55 @@ GpuConnections::GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sen
     return cuda::Fifo::place(Mem, Options.NumSlots, Options.SlotBytes);
   };
 
+  std::map<int, std::byte *> OwnBases;
   for (auto &[Peer, P] : Setup.peers()) {
-    if (P.Kind != net::TransportKind::CudaIpc || P.Recvs.empty())
+    if (P.Kind != net::TransportKind::CudaIpc)
       continue;
-    DeviceBuffer &Block = Blocks.emplace_back(ipcBlockBytes(P.Recvs.size() * Stride),
-                                              "the FIFOs " + rankName(Rank) + " receives from " +
-                                                  rankName(Peer) + " in");
+    DeviceBuffer &Block = Blocks.emplace_back(
+        ipcBlockBytes(P.Recvs.size() * Stride + P.Sends.size() * cuda::HeadWordBytes),
+        "the FIFOs " + rankName(Rank) + " shares with " + rankName(Peer));
     check(cudaMemsetAsync(Block.get(), 0, Block.bytes(), Stream.get()),
           "cannot clear the FIFOs " + rankName(Rank) + " receives in");
     P.Offer = offerOf(Block, Device);
-    auto *Base = static_cast<std::byte *>(Block.get());
-    for (size_t I = 0; I < P.Recvs.size(); ++I)
-      Table.in(Peer, P.Recvs[I]) = cuda::Inbox{Place(Base + I * Stride), Peer};
+    OwnBases[Peer] = static_cast<std::byte *>(Block.get());
   }
   Stream.finish("cannot clear the FIFOs " + rankName(Rank) + " receives in");
   Setup.describe();
-  Setup.attach([&](int Peer, net::PeerLinks &P) {
-    IpcOffer Offer = readOffer(P.PeerOffer, Peer, P.Sends.size() * Stride);
-    std::byte *Base =
-        PeerBlocks.emplace_back(std::make_unique<PeerMemory>(Offer, Rank, Peer, Device))->base();
+  // Maps Peer's block, once, and fills both directions' table entries: the
+  // FIFOs lie in the receiver's block, the Head words in the sender's.
+  auto Map = [&](int Peer, net::PeerLinks &P) {
+    if (PeerBlocks.count(Peer))
+      return;
+    IpcOffer Offer = readOffer(P.PeerOffer, Peer,
+                               P.Sends.size() * Stride + P.Recvs.size() * cuda::HeadWordBytes);
+    std::byte *Theirs =
+        PeerBlocks.emplace(Peer, std::make_unique<PeerMemory>(Offer, Rank, Peer, Device))
+            .first->second->base();
+    std::byte *Mine = OwnBases.at(Peer);
+    std::byte *MyHeads = Mine + P.Recvs.size() * Stride;
+    std::byte *TheirHeads = Theirs + P.Sends.size() * Stride;
     for (size_t I = 0; I < P.Sends.size(); ++I)
-      Table.out(Peer, P.Sends[I]) = cuda::Outbox{Place(Base + I * Stride), Peer};
-  });
+      Table.out(Peer, P.Sends[I]) =
+          cuda::Outbox{Place(Theirs + I * Stride), Peer,
+                       reinterpret_cast<const uint64_t *>(MyHeads + I * cuda::HeadWordBytes), 0};
+    for (size_t I = 0; I < P.Recvs.size(); ++I)
+      Table.in(Peer, P.Recvs[I]) =
+          cuda::Inbox{Place(Mine + I * Stride), Peer,
+                      reinterpret_cast<uint64_t *>(TheirHeads + I * cuda::HeadWordBytes), 0};
+  };
+  Setup.attach(Map, Map);
   Proxy = Setup.connectTcp(
       [&](int Peer, int Channel, bool Send) {
         MappedBuffer &Mem = TcpFifos.emplace_back(Stride, "a FIFO between " + rankName(Rank) +
                                                               " and " + rankName(Peer));
+        cuda::Fifo Q = Place(Mem.device());
         if (Send)
-          Table.out(Peer, Channel) = cuda::Outbox{Place(Mem.device()), Peer};
+          Table.out(Peer, Channel) = cuda::Outbox::inHeader(Q, Peer);
         else
-          Table.in(Peer, Channel) = cuda::Inbox{Place(Mem.device()), Peer};
+          Table.in(Peer, Channel) = cuda::Inbox::inHeader(Q, Peer);
         return host::Fifo::place(Mem.host(), Options.NumSlots, Options.SlotBytes, /*Init=*/true);
       },
-      Abort, [this](const std::string &Cause) { abort(Cause); });
+      Abort, [this](const std::string &Cause) { abort(Cause); }, InFlight);
 
   OutTable = upload(Table.Outs, Stream.get(), "the send table of " + rankName(Rank));
   InTable = upload(Table.Ins, Stream.get(), "the receive table of " + rankName(Rank));
@@ -240,5 +294,7 @@ void GpuConnections::abort(const std::string &Cause) {
 }
 
 std::string GpuConnections::failure() const { return Failure.get(); }
+
+void GpuConnections::closePeerMemory() { PeerBlocks.clear(); }
 
 } // namespace cclc::gpu

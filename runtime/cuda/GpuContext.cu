@@ -3,18 +3,20 @@
 // The runtime's GPU executor (runtime/api/Gpu.h). A communicator makes it at
 // its first GPU call, on the device current then, with what every later call
 // shares: an abort word that the kernels poll and the GPU transports raise,
-// shared by the ranks of the host and mapped into the device, a status word in device memory where the first failing
-// kernel records why, a stream of its own for setup, and device workspace;
-// it also loads the interpreter's kernels and the registered ones then,
-// before any of its kernels can wait (see gpu::loadInterpreter). An
-// algorithm's first GPU call connects its GPU transports (collective: every
-// rank makes the same calls) and uploads its program; every call then only
+// shared by the ranks of the host and mapped into the device, a status word in device memory where
+// the first failing kernel records why, a stream of its own for setup, and device workspace; it
+// also loads the interpreter's kernels and the registered ones then, before any of its kernels can
+// wait (see gpu::loadInterpreter). An algorithm's first GPU call connects its GPU transports
+// (collective: every rank makes the same calls) and uploads its program; every call then only
 // places buffers, copies an overlapping input aside and launches one kernel
 // on the caller's stream.
 //
 // Calls return before their kernels run, so nothing here waits for the GPU
 // on a call's path: no synchronous copy, no synchronization, memory kept
-// until the context is destroyed. That is also what lets an application
+// until the context is destroyed. Each launch records an event on its
+// stream, and destroying waits for those events only, not for the other
+// work of the device, which may be an application's kernel that waits for
+// this one to end. That is also what lets an application
 // capture calls into a CUDA graph; the setup a first call does (allocating,
 // mapping, uploading on the setup stream) runs with the thread's capture
 // mode relaxed, so capturing works during that call too.
@@ -24,10 +26,14 @@
 // raises the abort word, so that its other blocks and later kernels stop at
 // once; failure() reads the status word only once the abort word is up (or
 // the GPU transports report a failure), so asking costs nothing while all
-// is well.
+// is well. Waits inside kernels have no time limit unless
+// CCLC_KERNEL_TIMEOUT_MS sets one: a peer may launch its kernel much later
+// than this rank (a long computation before the collective), and a failure
+// reaches the kernels through the abort word.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/api/Environment.h"
 #include "runtime/api/Gpu.h"
 #include "runtime/cuda/CudaError.h"
 #include "runtime/cuda/GpuConnections.h"
@@ -136,6 +142,7 @@ public:
               void *Stream) override;
   std::optional<Classified> failure() override;
   void synchronize() override;
+  void closePeerMemory() override;
   void abort(const std::string &Cause) override;
 
 private:
@@ -155,12 +162,20 @@ private:
   const Prepared &prepare(const Algorithm &A);
   /// The kernels' status word, as it is now.
   cuda::KernelStatus readStatus();
+  /// Records on Stream that this context's work on it ends here (the
+  /// stream is being captured into a graph: nothing to record, as the graph
+  /// runs later, when its owner launches it).
+  void recordLaunch(cudaStream_t Stream);
+  /// Waits for every launch recorded so far; the first CUDA error is
+  /// thrown, with What, unless Quiet.
+  void waitForLaunches(const std::string &What, bool Quiet);
   std::string rankName() const { return "rank " + std::to_string(Rank); }
 
   net::Bootstrap &Boot;
   int Rank;
   int Device = 0;
-  uint64_t TimeoutNs;
+  /// A kernel wait's limit, 0 for none (CCLC_KERNEL_TIMEOUT_MS).
+  uint64_t KernelTimeoutNs;
   /// The abort word the ranks of this host share (net/HostAbort.h), so that
   /// one rank's failure stops every local rank's kernels at once, mapped into
   /// the device by AbortPage; or, where CUDA cannot map that page, a word of
@@ -170,6 +185,14 @@ private:
   gpu::MappedBuffer OwnAbort;
   std::atomic<uint32_t> *AbortWord = nullptr;
   void *AbortDevice = nullptr;
+  /// The blocks of this context's kernels that run, in mapped memory: the
+  /// TCP proxies do not sleep while it is nonzero.
+  gpu::MappedBuffer Busy;
+  std::atomic<uint32_t> *InFlight = nullptr;
+  /// Which same-host peers this rank reaches over CUDA IPC.
+  std::optional<net::PeerAccess> Access;
+  /// By stream: an event recorded after this context's last launch on it.
+  std::map<cudaStream_t, cudaEvent_t> Launched;
   /// Set once synchronize() saw every kernel end with none failed: the
   /// communicator is being destroyed regularly.
   bool Drained = false;
@@ -187,7 +210,7 @@ private:
 
 CudaContext::CudaContext(net::Bootstrap &Boot)
     : Boot(Boot), Rank(Boot.rank()),
-      TimeoutNs(uint64_t(std::chrono::nanoseconds(Boot.timeout()).count())) {
+      KernelTimeoutNs(uint64_t(std::chrono::nanoseconds(kernelTimeoutFromEnvironment()).count())) {
   const char *Remedy = "run where a CUDA device and its driver are present, or pass host buffers "
                        "and a NULL stream to run on the host";
   int Count = 0;
@@ -214,6 +237,13 @@ CudaContext::CudaContext(net::Bootstrap &Boot)
                      "); a failure stops the GPU collectives of its other ranks at their "
                      "timeout\n"
               << std::flush;
+  Access.emplace(Boot, gpu::gpuBusId(Device), [Device = Device](const std::string &Peer) {
+    return gpu::canWriteTo(Device, Peer);
+  });
+  if (debugInfoFromEnvironment())
+    std::cerr << "cclc INFO GPU transports of " + Access->describe() + "\n" << std::flush;
+  Busy = gpu::MappedBuffer(sizeof(std::atomic<uint32_t>), "the running kernels of " + rankName());
+  InFlight = new (Busy.host()) std::atomic<uint32_t>(0);
   Status = gpu::DeviceBuffer(sizeof(cuda::KernelStatus), "the kernels' status of " + rankName());
   StatusCopy = gpu::MappedBuffer(sizeof(cuda::KernelStatus), "reading the kernels' status");
   Setup.emplace("setting up the GPU collectives of " + rankName());
@@ -232,7 +262,7 @@ CudaContext::CudaContext(net::Bootstrap &Boot)
       /*KeepReplaced=*/true});
   Connections.emplace(Rank, [this](const RankLinks &Mine, const net::LinkOptions &Options) {
     return std::make_unique<gpu::GpuConnections>(this->Boot, Mine.Sends, Mine.Recvs, Options,
-                                                 *AbortWord);
+                                                 *Access, *AbortWord, InFlight);
   });
 }
 
@@ -240,14 +270,16 @@ CudaContext::~CudaContext() {
   // After an abort or a failure, kernels may still run, and may wait for
   // peers that are gone: raising the abort word stops them, and nothing is
   // freed before they ended. A regular destroy waited for them already
-  // (synchronize()), and leaves the word down, so the TCP proxy says goodbye
+  // (synchronize()), unmapped the peers' memory and waited for every rank to
+  // do the same, and leaves the word down, so the TCP proxy says goodbye
   // instead of telling its peers that this rank failed.
   DeviceScope Scope(Device);
   gpu::RelaxedCapture Relaxed;
   if (!Drained)
     AbortWord->store(1, std::memory_order_release);
-  if (cudaDeviceSynchronize() != cudaSuccess)
-    cudaGetLastError();
+  waitForLaunches({}, /*Quiet=*/true);
+  for (auto &[Stream, Event] : Launched)
+    cudaEventDestroy(Event);
   // Freed here, with the communicator's device current.
   Algorithms.clear();
   Connections.reset();
@@ -255,6 +287,7 @@ CudaContext::~CudaContext() {
   Setup.reset();
   Status = {};
   StatusCopy = {};
+  Busy = {};
   AbortPage = {};
   OwnAbort = {};
   HostAbort.reset();
@@ -346,7 +379,8 @@ void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallA
     Args.Net = P.Net->Net->links();
     Args.Abort = static_cast<uint32_t *>(AbortDevice);
     Args.Status = static_cast<cuda::KernelStatus *>(Status.get());
-    Args.TimeoutNs = TimeoutNs;
+    Args.TimeoutNs = KernelTimeoutNs;
+    Args.InFlight = static_cast<uint32_t *>(Busy.device());
     std::string Why;
     cudaError_t Err =
         A.Kind == Algorithm::Executor::CudaKernel
@@ -354,7 +388,34 @@ void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallA
             : gpu::launchInterpreter(R.Type, R.Op, Args, P.Program, streamOf(Stream), Why);
     if (Err != cudaSuccess)
       throw ApiError(cclcSystemError, Why);
+    recordLaunch(streamOf(Stream));
   });
+}
+
+void CudaContext::recordLaunch(cudaStream_t Stream) {
+  cudaStreamCaptureStatus Capture = cudaStreamCaptureStatusNone;
+  check(cudaStreamIsCapturing(Stream, &Capture),
+        "cannot tell whether the stream of a collective of " + rankName() + " is being captured");
+  if (Capture != cudaStreamCaptureStatusNone)
+    return;
+  auto [It, New] = Launched.try_emplace(Stream, nullptr);
+  if (New)
+    if (cudaError_t Err = cudaEventCreateWithFlags(&It->second, cudaEventDisableTiming);
+        Err != cudaSuccess) {
+      Launched.erase(It);
+      check(Err, "cannot create an event to wait for the collectives of " + rankName());
+    }
+  check(cudaEventRecord(It->second, Stream),
+        "cannot record the end of a collective of " + rankName());
+}
+
+void CudaContext::waitForLaunches(const std::string &What, bool Quiet) {
+  for (auto &[Stream, Event] : Launched)
+    if (cudaError_t Err = cudaEventSynchronize(Event); Err != cudaSuccess) {
+      cudaGetLastError();
+      if (!Quiet)
+        check(Err, What);
+    }
 }
 
 cuda::KernelStatus CudaContext::readStatus() {
@@ -395,9 +456,15 @@ std::optional<Classified> CudaContext::failure() {
 void CudaContext::synchronize() {
   reporting([&] {
     DeviceScope Scope(Device);
-    check(cudaDeviceSynchronize(), "cannot wait for the GPU collectives of " + rankName());
+    waitForLaunches("cannot wait for the GPU collectives of " + rankName(), /*Quiet=*/false);
   });
   Drained = AbortWord->load(std::memory_order_acquire) == 0;
+}
+
+void CudaContext::closePeerMemory() {
+  DeviceScope Scope(Device);
+  gpu::RelaxedCapture Relaxed;
+  Connections->forEach([](gpu::GpuConnections &C) { C.closePeerMemory(); });
 }
 
 void CudaContext::abort(const std::string &Cause) {

@@ -30,8 +30,9 @@ cudaError_t launchInterpreter(kern::DType Type, kern::RedOp Op, const cuda::Kern
   const void *Fn = kern::withTypeAndOperator<cuda::TypeSet>(Type, Op, KernelFor());
   void *Params[] = {const_cast<cuda::KernelArgs *>(&Args),
                     const_cast<kern::ProgramView *>(&Program)};
-  return cuda::launchBlocks(Fn, Program.Shape.Grid.NChannels, InterpreterBlockThreads, Params,
-                            Stream, "plan interpreter", Why);
+  return cuda::launchBlocks(
+      Fn, Program.Shape.Grid.NChannels, cuda::InterpreterThreads, Params, Stream,
+      [] { return "plan interpreter"; }, Why);
 }
 
 cudaError_t loadInterpreter() {

@@ -21,9 +21,6 @@
 
 namespace cclc::gpu {
 
-/// Threads of each block of the interpreter kernel.
-inline constexpr int InterpreterBlockThreads = 512;
-
 /// Launches the interpreter for Type and Op on Stream: one block per channel
 /// of Program, whose arrays are device addresses, once every block is known
 /// to fit on the device at the same time. Returns the CUDA error, with Why

@@ -9,17 +9,27 @@
 // thread using host::Outbox, or the runtime initialising a FIFO) and device
 // code share one FIFO.
 //
+// Each side polls only memory near itself. Tail lies in the FIFO's header,
+// in the receiver's memory with the slots it guards; Head lies wherever the
+// connection says (Outbox::Head, Inbox::Head): over CUDA IPC in the
+// sender's memory, which the receiver writes across the link, so that a
+// sender waiting for room reads its own GPU's memory instead of the peer's.
+// Where a host proxy shares the FIFO, Head is the header's own word, as
+// host/Connection.h expects. Each side also keeps its own counter (the
+// messages it posted or consumed) in Step, so that it never reads back a
+// word it alone writes.
+//
 // A thread block runs one channel. Thread 0 waits on the counters with
 // system-scope acquire loads, the block synchronizes and every thread moves
 // data; publishing is a barrier followed by thread 0's system-scope release
 // store, which orders every thread's data writes before it.
 //
-// Every wait is bounded: by the kernel's timeout (measured on the global
-// timer) and by an abort flag in mapped memory. A wait that ends that way
-// records why in the kernel's status word, raises the abort flag so the
-// kernel's other blocks (and every rank watching the flag) stop too, and
-// makes the block's remaining waits fail at once, so the kernel returns
-// instead of hanging or trapping.
+// Every wait is bounded by an abort flag in mapped memory, and, when the
+// launch sets one, by a timeout measured on the global timer. A wait that
+// ends that way records why in the kernel's status word, raises the abort
+// flag so the kernel's other blocks (and every rank watching the flag) stop
+// too, and makes the block's remaining waits fail at once, so the kernel
+// returns instead of hanging or trapping.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -79,8 +89,11 @@ template <class T> __device__ __forceinline__ T loadRelaxed(const T *P) {
 __device__ __forceinline__ void storeRelease(uint64_t *P, uint64_t V) {
   asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(P), "l"(V) : "memory");
 }
-__device__ __forceinline__ void storeRelaxed(uint32_t *P, uint32_t V) {
-  asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(P), "r"(V) : "memory");
+/// Raises the abort flag after every earlier write of the thread (the
+/// status word above all) is visible: the host reads the status once it
+/// sees the flag.
+__device__ __forceinline__ void storeRelease(uint32_t *P, uint32_t V) {
+  asm volatile("st.release.sys.u32 [%0], %1;" ::"l"(P), "r"(V) : "memory");
 }
 /// Nanoseconds of the GPU's global timer, which ticks at a fixed rate
 /// whatever the SM clock does.
@@ -100,6 +113,8 @@ struct Waiter {
   uint32_t *Abort;
   /// Where the first failure is recorded; may be null.
   KernelStatus *Status;
+  /// How long one wait may last; 0 waits without a limit, until the abort
+  /// flag is raised.
   uint64_t TimeoutNs;
 };
 
@@ -142,18 +157,20 @@ __device__ __noinline__ inline void fail(CommStatus Code, WaitKind What, int32_t
     atomicExch(&S->Code, uint32_t(Code));
   }
   if (B.Wait.Abort && Code != CommStatus::Aborted)
-    storeRelaxed(B.Wait.Abort, 1);
+    storeRelease(B.Wait.Abort, 1);
 }
 
 /// Whether a wait that has polled for a while goes on (thread 0): it ends,
-/// recorded, once the abort flag is raised or TimeoutNs passed since Start,
-/// the global timer at the first call (0 before it).
+/// recorded, once the abort flag is raised or a nonzero TimeoutNs passed
+/// since Start, the global timer at the first call (0 before it).
 __device__ __noinline__ inline bool keepWaiting(uint64_t &Start, WaitKind What, int32_t Peer) {
   const Waiter &W = blockWaits().Wait;
   if (W.Abort && loadRelaxed(W.Abort)) {
     fail(CommStatus::Aborted, What, Peer);
     return false;
   }
+  if (W.TimeoutNs == 0)
+    return true;
   uint64_t Now = globalTimer();
   if (Start == 0)
     Start = Now;
@@ -209,10 +226,12 @@ __device__ __forceinline__ bool blockFailed() {
 //===----------------------------------------------------------------------===//
 
 /// The shared part of a FIFO: the counters, on cache lines of their own
-/// (host FifoHeader's layout).
+/// (host FifoHeader's layout). Over CUDA IPC, Head stays zero: the
+/// connection's Head word lies in the sender's memory instead. The host
+/// layout is kept so that a proxy and the runtime use one view of every FIFO.
 struct FifoHeader {
   alignas(64) uint64_t Tail; ///< Messages posted by the sender.
-  alignas(64) uint64_t Head; ///< Messages consumed by the receiver.
+  alignas(64) uint64_t Head; ///< Messages consumed by the receiver (host proxies).
 };
 
 /// A view of one FIFO laid out in a block of memory (common/Fifo.h). A FIFO
@@ -221,22 +240,36 @@ struct FifoHeader {
 /// side uses it.
 using Fifo = kern::FifoView<FifoHeader>;
 
-/// The sending end of a FIFO. Every thread of the block calls its members.
+/// Bytes of the block a Head word lies in when it is not the FIFO's own: a
+/// cache line of its own, since the peer writes it.
+inline constexpr size_t HeadWordBytes = 64;
+
+/// The sending end of a FIFO. Every thread of the block calls its members;
+/// only thread 0 reads or writes Step.
 struct Outbox {
   Fifo Q;
   int32_t Peer = -1;
+  /// The receiver's Head: in this rank's memory where the receiver writes it
+  /// across a link, or Q's header.
+  const uint64_t *Head = nullptr;
+  /// Messages this side posted: Tail, as only this side writes it.
+  uint64_t Step = 0;
+
+  /// A FIFO whose counters both lie in its header (mapped memory a host
+  /// proxy shares, or a FIFO on the one device).
+  __host__ __device__ static Outbox inHeader(const Fifo &Q, int32_t Peer) {
+    return Outbox{Q, Peer, Q.Header ? &Q.Header->Head : nullptr, 0};
+  }
 
   /// True when a slot is free (thread 0).
-  __device__ bool ready() const {
-    return loadRelaxed(&Q.Header->Tail) - loadAcquire(&Q.Header->Head) < Q.NumSlots;
-  }
+  __device__ bool ready() const { return Step - loadAcquire(Head) < Q.NumSlots; }
   /// Waits for a free slot and returns it, or null once the wait failed.
   __device__ std::byte *acquire() {
     return blockWait<std::byte *>([&] {
-      uint64_t Tail = loadRelaxed(&Q.Header->Tail);
+      uint64_t Posted = Step;
       return spinUntil(
           [&]() -> std::byte * {
-            return Tail - loadAcquire(&Q.Header->Head) < Q.NumSlots ? Q.slot(Tail) : nullptr;
+            return Posted - loadAcquire(Head) < Q.NumSlots ? Q.slot(Posted) : nullptr;
           },
           WaitKind::Send, Peer);
     });
@@ -246,42 +279,55 @@ struct Outbox {
   __device__ void post(size_t Bytes) {
     __syncthreads();
     if (threadIdx.x == 0) {
-      uint64_t Tail = loadRelaxed(&Q.Header->Tail);
-      Q.Sizes[Tail % Q.NumSlots] = Bytes;
-      storeRelease(&Q.Header->Tail, Tail + 1);
+      uint64_t Posted = Step;
+      Q.Sizes[Posted % Q.NumSlots] = Bytes;
+      storeRelease(&Q.Header->Tail, Posted + 1);
+      Step = Posted + 1;
     }
   }
 };
 
-/// The receiving end of a FIFO. Every thread of the block calls its members.
+/// The receiving end of a FIFO. Every thread of the block calls its members;
+/// only thread 0 reads or writes Step.
 struct Inbox {
   Fifo Q;
   int32_t Peer = -1;
+  /// Where this side publishes Head: the sender's memory across a link, or
+  /// Q's header.
+  uint64_t *Head = nullptr;
+  /// Messages this side consumed: Head, as only this side writes it.
+  uint64_t Step = 0;
+
+  /// A FIFO whose counters both lie in its header (see Outbox::inHeader).
+  __host__ __device__ static Inbox inHeader(const Fifo &Q, int32_t Peer) {
+    return Inbox{Q, Peer, Q.Header ? &Q.Header->Head : nullptr, 0};
+  }
 
   /// True when a message waits (thread 0).
-  __device__ bool ready() const {
-    return loadAcquire(&Q.Header->Tail) != loadRelaxed(&Q.Header->Head);
-  }
+  __device__ bool ready() const { return loadAcquire(&Q.Header->Tail) != Step; }
   /// Waits for the next message and returns its slot, or null once the wait
   /// failed; Bytes must be the message's size.
   __device__ const std::byte *peek(size_t Bytes) {
     return blockWait<const std::byte *>([&]() -> const std::byte * {
-      uint64_t Head = loadRelaxed(&Q.Header->Head);
-      if (!spinUntil([&] { return loadAcquire(&Q.Header->Tail) != Head; }, WaitKind::Receive, Peer))
+      uint64_t Consumed = Step;
+      if (!spinUntil([&] { return loadAcquire(&Q.Header->Tail) != Consumed; }, WaitKind::Receive,
+                     Peer))
         return nullptr;
-      uint64_t Got = Q.Sizes[Head % Q.NumSlots];
+      uint64_t Got = Q.Sizes[Consumed % Q.NumSlots];
       if (Got != Bytes) {
         fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes);
         return nullptr;
       }
-      return Q.slot(Head);
+      return Q.slot(Consumed);
     });
   }
   /// Frees the slot returned by peek(), once every thread has read its part.
   __device__ void release() {
     __syncthreads();
-    if (threadIdx.x == 0)
-      storeRelease(&Q.Header->Head, loadRelaxed(&Q.Header->Head) + 1);
+    if (threadIdx.x == 0) {
+      storeRelease(Head, Step + 1);
+      ++Step;
+    }
   }
 };
 

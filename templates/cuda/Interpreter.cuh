@@ -50,9 +50,19 @@ struct PrimitiveTable {
   }
 };
 
+/// Threads of each block of the interpreter kernel: the launch bound that
+/// the compiler fits the kernel's registers to. The interpreter's step loop
+/// holds more in registers than a generated kernel's straight-line code,
+/// and with the unrolled copy and reduce loops it needs about 150: at 512
+/// threads a block gets only 128 and spills, at 384 it gets 170 and does
+/// not. A block still fills an SM's register file, as it did at 512.
+inline constexpr int InterpreterThreads = 384;
+
 /// Runs Program for rank Args.Rank on elements of T reduced with Op: block
 /// b runs channel b. Program's arrays are device memory.
-template <class T, class Op> __global__ void interpret(KernelArgs Args, kern::ProgramView Program) {
+template <class T, class Op>
+__global__ void __launch_bounds__(InterpreterThreads)
+    interpret(KernelArgs Args, kern::ProgramView Program) {
   int Channel = int(blockIdx.x);
   const kern::ProgramStep *Steps = Program.Steps + Program.ChannelBegin[Channel];
   uint32_t Count = Program.ChannelBegin[Channel + 1] - Program.ChannelBegin[Channel];

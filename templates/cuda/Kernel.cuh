@@ -9,7 +9,9 @@
 // The blocks of a kernel wait on the blocks of its peers' kernels, which
 // wait on theirs: every block must be resident at once, or a block that
 // waits can keep the one it waits for from ever being scheduled. launch()
-// checks that before launching.
+// checks that before launching, from device figures it asks CUDA once per
+// kernel, device and block size, so that a launch costs no query and no
+// string unless it fails.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -22,7 +24,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 namespace cclc::cuda {
 
@@ -50,8 +55,12 @@ struct KernelArgs : kern::CallArgs {
   /// first failure of any launch since (see describe()), so the runtime can
   /// keep one per communicator and read it whenever it likes. May be null.
   KernelStatus *Status = nullptr;
-  /// How long one wait may last.
-  uint64_t TimeoutNs = 30'000'000'000;
+  /// How long one wait may last; 0 (the default) waits until the abort flag
+  /// is raised.
+  uint64_t TimeoutNs = 0;
+  /// Mapped memory where each block of a running kernel counts itself, so
+  /// that a host proxy keeps polling while it is nonzero; may be null.
+  uint32_t *InFlight = nullptr;
 };
 
 /// Element types and operators a kernel can be instantiated for; host
@@ -80,50 +89,85 @@ struct KernelInfo {
 };
 
 /// Runs Body(Layout) once per round of Args.Count elements of T, for the
-/// calling block's channel. Every thread of the block calls it; after a
-/// failed wait the remaining rounds are skipped.
+/// calling block's channel, counted in Args.InFlight meanwhile. Every thread
+/// of the block calls it; after a failed wait the remaining rounds are
+/// skipped.
 template <class T, class F>
 __device__ void forEachRound(const KernelArgs &Args, kern::GridShape Shape, F &&Body) {
   enterChannel(Waiter{Args.Abort, Args.Status, Args.TimeoutNs}, int32_t(blockIdx.x));
+  if (threadIdx.x == 0 && Args.InFlight)
+    atomicAdd(Args.InFlight, 1u);
   kern::RoundPlan Plan = kern::RoundPlan::make(Shape, Args.Count, sizeof(T), Args.SlotBytes);
   for (size_t R = 0; R < Plan.Rounds; ++R) {
     Body(Plan.round(R, sizeof(T)));
     if (blockFailed())
-      return;
+      break;
   }
+  if (threadIdx.x == 0 && Args.InFlight) {
+    // The block's last writes to the FIFOs go before the proxy may sleep.
+    __threadfence_system();
+    atomicSub(Args.InFlight, 1u);
+  }
+}
+
+/// How many blocks of Threads threads of kernel Fn device Device holds at
+/// once, asked of CUDA at the first launch of each (Fn, Device, Threads) and
+/// kept: the answer never changes while the process runs.
+inline cudaError_t residentBlocks(const void *Fn, int Device, int Threads, int64_t &Blocks) {
+  using Key = std::tuple<const void *, int, int>;
+  static std::mutex Lock;
+  static std::map<Key, int64_t> Known;
+  Key K{Fn, Device, Threads};
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    if (auto It = Known.find(K); It != Known.end()) {
+      Blocks = It->second;
+      return cudaSuccess;
+    }
+  }
+  int Sms = 0, PerSm = 0;
+  cudaError_t Err = cudaDeviceGetAttribute(&Sms, cudaDevAttrMultiProcessorCount, Device);
+  if (Err == cudaSuccess)
+    Err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&PerSm, Fn, Threads, 0);
+  if (Err != cudaSuccess)
+    return Err;
+  Blocks = int64_t(PerSm) * Sms;
+  std::lock_guard<std::mutex> Guard(Lock);
+  Known.emplace(K, Blocks);
+  return cudaSuccess;
 }
 
 /// Launches Fn with Params on Stream, Blocks blocks of Threads threads,
 /// once every block is known to fit on the current device at the same time.
-/// Kernel names the kernel in messages. Returns the CUDA error, with Why
-/// saying what went wrong and what to do; a CUDA call's error is consumed,
-/// so that the application's next cudaGetLastError() does not report it
-/// again.
-inline cudaError_t launchBlocks(const void *Fn, int Blocks, int Threads, void **Params,
-                                cudaStream_t Stream, const std::string &Kernel,
-                                std::string &Why) {
-  int Device = 0, Sms = 0, PerSm = 0;
+/// Name() names the kernel in messages; it runs only when the launch fails.
+/// Returns the CUDA error, with Why saying what went wrong and what to do; a
+/// CUDA call's error is consumed, so that the application's next
+/// cudaGetLastError() does not report it again.
+template <class N>
+cudaError_t launchBlocks(const void *Fn, int Blocks, int Threads, void **Params,
+                         cudaStream_t Stream, N &&Name, std::string &Why) {
+  int Device = 0;
+  int64_t Fit = 0;
   cudaError_t Err = cudaGetDevice(&Device);
   if (Err == cudaSuccess)
-    Err = cudaDeviceGetAttribute(&Sms, cudaDevAttrMultiProcessorCount, Device);
-  if (Err == cudaSuccess)
-    Err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&PerSm, Fn, Threads, 0);
+    Err = residentBlocks(Fn, Device, Threads, Fit);
   if (Err != cudaSuccess) {
     cudaGetLastError();
-    Why = "cannot query the device for kernel " + Kernel + ": " + cudaGetErrorString(Err);
+    Why = "cannot query the device for kernel " + std::string(Name()) + ": " +
+          cudaGetErrorString(Err);
     return Err;
   }
-  if (int64_t(PerSm) * Sms < Blocks) {
-    Why = "kernel " + Kernel + " runs " + std::to_string(Blocks) + " blocks of " +
+  if (Fit < Blocks) {
+    Why = "kernel " + std::string(Name()) + " runs " + std::to_string(Blocks) + " blocks of " +
           std::to_string(Threads) + " threads that wait on each other, but device " +
-          std::to_string(Device) + " holds only " + std::to_string(int64_t(PerSm) * Sms) +
+          std::to_string(Device) + " holds only " + std::to_string(Fit) +
           " at once; compile it for fewer channels or fewer threads per block";
     return cudaErrorCooperativeLaunchTooLarge;
   }
   Err = cudaLaunchKernel(Fn, dim3(Blocks), dim3(Threads), Params, 0, Stream);
   if (Err != cudaSuccess) {
     cudaGetLastError();
-    Why = "cannot launch kernel " + Kernel + ": " + cudaGetErrorString(Err);
+    Why = "cannot launch kernel " + std::string(Name()) + ": " + cudaGetErrorString(Err);
   }
   return Err;
 }
@@ -133,9 +177,9 @@ inline cudaError_t launchBlocks(const void *Fn, int Blocks, int Threads, void **
 inline cudaError_t launch(const KernelInfo &Info, const KernelArgs &Args, cudaStream_t Stream,
                           std::string &Why) {
   void *Params[] = {const_cast<KernelArgs *>(&Args)};
-  return launchBlocks(reinterpret_cast<const void *>(Info.Run), Info.Shape.NChannels,
-                      Info.BlockThreads, Params, Stream,
-                      std::string(Info.Algorithm) + " (" + Info.Collective + ")", Why);
+  return launchBlocks(
+      reinterpret_cast<const void *>(Info.Run), Info.Shape.NChannels, Info.BlockThreads, Params,
+      Stream, [&] { return std::string(Info.Algorithm) + " (" + Info.Collective + ")"; }, Why);
 }
 
 /// Empties a FIFO whose memory the device addresses (device memory, or

@@ -12,7 +12,15 @@
 // Copy and reduce stripe elements over the block's threads, 16 bytes per
 // access when every array involved is equally misaligned (a short scalar
 // head aligns them), one element at a time otherwise. The element operation
-// is the same on either path, so results do not depend on alignment. Their
+// is the same on either path, so results do not depend on alignment. Each
+// thread loads Unroll words from every source into registers before it
+// stores any, so that Unroll loads per source are in flight at once: one
+// load at a time leaves a thread waiting out the memory's latency (a peer's
+// memory, across NVLink or PCIe, most of all) for every 16 bytes. A warp
+// moves Unroll runs of 32 consecutive words, as NCCL's reduceCopyPacks
+// does: every access of the warp is contiguous, and a thread's words lie at
+// fixed offsets, which keeps the loop's registers few. Blocks are whole
+// warps (the runtime refuses kernels of other sizes). Their
 // loops are not inlined: a kernel calls them from every step, and one copy
 // per element type and operator keeps kernels small and quick to compile.
 //
@@ -74,11 +82,46 @@ __device__ __forceinline__ PackSplit splitPacks(size_t N, uintptr_t First, uintp
   return {Head, (N - Head) / PackElems<T>};
 }
 
-/// Calls Fn(I) for I in [Begin, End), striped over the block's threads.
-template <class F>
-__device__ __forceinline__ void forEachStriped(size_t Begin, size_t End, F &&Fn) {
-  for (size_t I = Begin + threadIdx.x; I < End; I += blockDim.x)
-    Fn(I);
+/// Words each thread moves per pass of a striped loop.
+inline constexpr int Unroll = 4;
+/// Threads of a warp. A warp moves Unroll runs of WarpLanes consecutive
+/// words per pass, so that every access of the warp is contiguous and the
+/// Unroll words of a thread lie at offsets the compiler knows.
+inline constexpr int WarpLanes = 32;
+
+/// Dst[k] = Combine(Src[k], Dst[k]) for k in [0, Count), and Also[k] too
+/// unless Also is null, by the block's full warps (threads past the last
+/// full warp, if any, stay idle). Each pass of a thread issues the loads of
+/// its Unroll words (from Src, and from Dst when ReadsDst) before any store;
+/// Combine gets Src's word twice unless ReadsDst.
+template <bool ReadsDst, class W, class C>
+__device__ __forceinline__ void moveStriped(const W *__restrict__ Src, W *__restrict__ Dst,
+                                            W *__restrict__ Also, size_t Count, C &&Combine) {
+  constexpr size_t Span = size_t(Unroll) * WarpLanes;
+  const size_t Warps = blockDim.x / WarpLanes, Warp = threadIdx.x / WarpLanes;
+  if (Warp >= Warps)
+    return;
+  for (size_t Base = Warp * Span + threadIdx.x % WarpLanes; Base < Count; Base += Warps * Span) {
+    W From[Unroll], Into[Unroll];
+#pragma unroll
+    for (int U = 0; U < Unroll; ++U) {
+      size_t K = Base + size_t(U) * WarpLanes;
+      if (K < Count) {
+        From[U] = Src[K];
+        Into[U] = ReadsDst ? Dst[K] : From[U];
+      }
+    }
+#pragma unroll
+    for (int U = 0; U < Unroll; ++U) {
+      size_t K = Base + size_t(U) * WarpLanes;
+      if (K < Count) {
+        W V = Combine(From[U], Into[U]);
+        Dst[K] = V;
+        if (Also)
+          Also[K] = V;
+      }
+    }
+  }
 }
 
 /// The elements of a vector, for element-wise operations.
@@ -97,34 +140,21 @@ template <class T, class Op> __device__ __forceinline__ uint4 reducePack(uint4 A
   return A;
 }
 
-/// Dst[i] = Elem(i) for i in [0, N), and Also[i] too unless Also is null, by
-/// the whole block. Where Src, Dst and Also are equally misaligned, the
-/// middle goes by vectors: vector K of the result is Pack(From, Into, K),
-/// From and Into being Src's and Dst's vectors there.
-template <class T, class E, class P>
-__device__ __forceinline__ void stripeElems(const T *__restrict__ Src, T *__restrict__ Dst,
-                                            T *__restrict__ Also, size_t N, E &&Elem, P &&Pack) {
+/// Dst[i] = Elem(Src[i], Dst[i]) for i in [0, N), and Also[i] too unless
+/// Also is null, by the whole block. Where Src, Dst and Also are equally
+/// misaligned, the middle goes by vectors, combined with Pack.
+template <bool ReadsDst, class T, class E, class P>
+__device__ __forceinline__ void stripeElems(const T *Src, T *Dst, T *Also, size_t N, E &&Elem,
+                                            P &&Pack) {
   uintptr_t First = uintptr_t(Src);
   PackSplit S =
       splitPacks<T>(N, First, (First ^ uintptr_t(Dst)) | (Also ? First ^ uintptr_t(Also) : 0));
-  auto One = [&](size_t I) {
-    T V = Elem(I);
-    Dst[I] = V;
-    if (Also)
-      Also[I] = V;
-  };
-  forEachStriped(0, S.Head, One);
-  const uint4 *From = reinterpret_cast<const uint4 *>(Src + S.Head);
-  uint4 *Into = reinterpret_cast<uint4 *>(Dst + S.Head);
-  uint4 *Copy = Also ? reinterpret_cast<uint4 *>(Also + S.Head) : nullptr;
-#pragma unroll 4
-  for (size_t K = threadIdx.x; K < S.Packs; K += blockDim.x) {
-    uint4 V = Pack(From, Into, K);
-    Into[K] = V;
-    if (Copy)
-      Copy[K] = V;
-  }
-  forEachStriped(S.Head + S.Packs * PackElems<T>, N, One);
+  size_t Rest = S.Head + S.Packs * PackElems<T>;
+  moveStriped<ReadsDst>(Src, Dst, Also, S.Head, Elem);
+  moveStriped<ReadsDst>(reinterpret_cast<const uint4 *>(Src + S.Head),
+                        reinterpret_cast<uint4 *>(Dst + S.Head),
+                        Also ? reinterpret_cast<uint4 *>(Also + S.Head) : nullptr, S.Packs, Pack);
+  moveStriped<ReadsDst>(Src + Rest, Dst + Rest, Also ? Also + Rest : nullptr, N - Rest, Elem);
 }
 
 /// Dst[i] = Src[i]; when Also is set, also Also[i] = Src[i], reading Src
@@ -132,9 +162,8 @@ __device__ __forceinline__ void stripeElems(const T *__restrict__ Src, T *__rest
 template <class T>
 __device__ __noinline__ void copyElems(const T *__restrict__ Src, T *__restrict__ Dst,
                                        T *__restrict__ Also, size_t N) {
-  stripeElems(
-      Src, Dst, Also, N, [&](size_t I) { return Src[I]; },
-      [](const uint4 *From, const uint4 *, size_t K) { return From[K]; });
+  stripeElems</*ReadsDst=*/false>(
+      Src, Dst, Also, N, [](T From, T) { return From; }, [](uint4 From, uint4) { return From; });
 }
 
 /// Acc[i] = Op(Acc[i], Src[i]); when Out is set, also Out[i] = the result.
@@ -143,11 +172,9 @@ template <class T, class Op>
 __device__ __noinline__ void reduceElems(const T *__restrict__ Src, T *__restrict__ Acc,
                                          T *__restrict__ Out, size_t N) {
   Op Fn;
-  stripeElems(
-      Src, Acc, Out, N, [&](size_t I) { return Fn(Acc[I], Src[I]); },
-      [](const uint4 *From, const uint4 *Into, size_t K) {
-        return reducePack<T, Op>(Into[K], From[K]);
-      });
+  stripeElems</*ReadsDst=*/true>(
+      Src, Acc, Out, N, [&](T From, T Into) { return Fn(Into, From); },
+      [](uint4 From, uint4 Into) { return reducePack<T, Op>(Into, From); });
 }
 
 //===----------------------------------------------------------------------===//

@@ -16,9 +16,13 @@
 //
 // and prints time, algorithm and bus bandwidth as nccl-tests does, the bus
 // bandwidth as a share of the copy's, and the interpreter's time over the
-// kernels'. Every size's first call is checked element by element. Times are
-// taken with events on each rank's stream around -n calls after -w warmups,
-// the ranks lined up before each loop, and averaged over the ranks.
+// kernels'. First, alone on the GPU, it measures the copy primitive the
+// kernels move data with: on one block (one channel) and on as many blocks
+// as the algorithms have channels, each channel's bandwidth as a fraction
+// of a lone cudaMemcpyAsync's, which says how many channels a collective
+// needs to reach the GPU's copy speed. Every size's first call is checked element by element. Times
+// are taken with events on each rank's stream around -n calls after -w warmups, the ranks lined up
+// before each loop, and averaged over the ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -160,19 +164,76 @@ public:
       Call();
     CCLC_CUDA(cudaStreamSynchronize(R.stream()));
     S.Lineup.arrive_and_wait();
-    CCLC_CUDA(cudaEventRecord(Start, R.stream()));
-    for (int I = 0; I < O.Iters; ++I)
+    return span(R.stream(), O.Iters, Call);
+  }
+
+  /// Microseconds per call of Iters calls of Call on Stream, between the
+  /// events.
+  double span(cudaStream_t Stream, int Iters, const std::function<void()> &Call) {
+    CCLC_CUDA(cudaEventRecord(Start, Stream));
+    for (int I = 0; I < Iters; ++I)
       Call();
-    CCLC_CUDA(cudaEventRecord(Stop, R.stream()));
+    CCLC_CUDA(cudaEventRecord(Stop, Stream));
     CCLC_CUDA(cudaEventSynchronize(Stop));
     float Ms = 0;
     CCLC_CUDA(cudaEventElapsedTime(&Ms, Start, Stop));
-    return double(Ms) * 1e3 / O.Iters;
+    return double(Ms) * 1e3 / Iters;
   }
 
 private:
   cudaEvent_t Start = nullptr, Stop = nullptr;
 };
+
+/// The copy primitive's bandwidth per channel against cudaMemcpyAsync's, at
+/// every size, alone on device 0, on one channel and on Channels; each
+/// size's first copy on Channels is checked. Returns the sizes it copied
+/// wrong.
+size_t measureCopyPrimitive(const Options &O, const std::vector<uint64_t> &Sizes, int Channels) {
+  std::printf("#\n# The copy primitive (cuda::copy) alone on the GPU, one block of the "
+              "interpreter's\n# threads per channel, against one cudaMemcpyAsync of the size: "
+              "GB/s per channel, and\n# per channel / memcpy\n#\n");
+  std::printf("# %12s %10s | %10s %10s | %10s %10s %10s\n", "size", "memcpy", "1 channel",
+              "/memcpy", (std::to_string(Channels) + " ch").c_str(), "per ch", "/memcpy");
+  std::printf("# %12s %10s | %10s %10s | %10s %10s %10s\n", "(B)", "(GB/s)", "(GB/s)", "", "(GB/s)",
+              "(GB/s)", "");
+  DeviceBuffer<float> In(O.MaxBytes / 4), Out(O.MaxBytes / 4);
+  DeviceBuffer<unsigned long long> Wrong(1);
+  Stream S;
+  Timer T;
+  size_t WrongSizes = 0;
+  CCLC_CUDA(bench::fillFloats(In.get(), O.MaxBytes / 4, 1.0f, S.get()));
+  for (uint64_t Bytes : Sizes) {
+    CCLC_CUDA(cudaMemsetAsync(Out.get(), 0, Bytes, S.get()));
+    CCLC_CUDA(cudaMemsetAsync(Wrong.get(), 0, Wrong.bytes(), S.get()));
+    CCLC_CUDA(bench::copyPrimitive(In.get(), Out.get(), Bytes / 4, Channels, S.get()));
+    CCLC_CUDA(bench::countDifferent(Out.get(), Bytes / 4, 1.0f, Wrong.get(), S.get()));
+    CCLC_CUDA(cudaStreamSynchronize(S.get()));
+    if (unsigned long long Bad = Wrong.download()[0]) {
+      std::fprintf(stderr, "cclc-gpu-bench: the copy primitive of %llu B: %llu wrong elements\n",
+                   static_cast<unsigned long long>(Bytes), Bad);
+      ++WrongSizes;
+    }
+    auto GbPerSecond = [&](const std::function<void()> &Call) {
+      for (int I = 0; I < O.Warmup; ++I)
+        Call();
+      return gbPerSecond(Bytes, T.span(S.get(), O.Iters, Call));
+    };
+    auto Primitive = [&](int Blocks) {
+      return GbPerSecond([&] {
+        CCLC_CUDA(bench::copyPrimitive(In.get(), Out.get(), Bytes / 4, Blocks, S.get()));
+      });
+    };
+    double Memcpy = GbPerSecond([&] {
+      CCLC_CUDA(cudaMemcpyAsync(Out.get(), In.get(), Bytes, cudaMemcpyDeviceToDevice, S.get()));
+    });
+    double One = Primitive(1), All = Primitive(Channels), PerChannel = All / Channels;
+    std::printf("  %12llu %10.2f | %10.2f %10.3f | %10.2f %10.2f %10.3f\n",
+                static_cast<unsigned long long>(Bytes), Memcpy, One, One / Memcpy, All, PerChannel,
+                PerChannel / Memcpy);
+  }
+  std::fflush(stdout);
+  return WrongSizes;
+}
 
 /// One rank's buffers and the calls it measures.
 class RankBench {
@@ -392,6 +453,7 @@ int main(int Argc, char **Argv) {
   if (O.NRanks != bench::KernelRanks)
     std::printf("# the linked kernels are compiled for %d ranks: only the interpreter runs\n",
                 bench::KernelRanks);
+  size_t WrongCopies = measureCopyPrimitive(O, sizes(O), Algos->front().Channels);
 
   Shared S(O.NRanks);
   std::vector<std::string> Failures = runRanks(
@@ -407,7 +469,7 @@ int main(int Argc, char **Argv) {
       },
       std::chrono::hours(2));
   fs::remove_all(Dir);
-  bool Failed = S.WrongResults > 0;
+  bool Failed = S.WrongResults > 0 || WrongCopies > 0;
   for (size_t Rank = 0; Rank < Failures.size(); ++Rank)
     if (!Failures[Rank].empty()) {
       std::fprintf(stderr, "cclc-gpu-bench: rank %zu: %s\n", Rank, Failures[Rank].c_str());

@@ -5,6 +5,8 @@
 #include "butterfly-allreduce.cuh"
 #include "ring-allreduce.cuh"
 
+#include "cuda/Interpreter.cuh"
+
 namespace cclc::bench {
 namespace {
 
@@ -16,6 +18,17 @@ __global__ void fillKernel(float *Data, size_t N, float Value) {
   for (size_t I = size_t(blockIdx.x) * blockDim.x + threadIdx.x; I < N;
        I += size_t(gridDim.x) * blockDim.x)
     Data[I] = Value;
+}
+
+__global__ void __launch_bounds__(cuda::InterpreterThreads)
+    copyPrimitiveKernel(const float *Src, float *Dst, size_t N) {
+  size_t Part = (N + gridDim.x - 1) / gridDim.x;
+  size_t Begin = Part * blockIdx.x < N ? Part * blockIdx.x : N;
+  size_t End = N - Begin < Part ? N : Begin + Part;
+  kern::Layout L;
+  L.Count = L.RoundElems = L.PieceElems = End - Begin;
+  cuda::copy<float, cuda::Sum>(cuda::Slice<const float>{Src + Begin, &L, 1, 0, 1},
+                               cuda::Slice<float>{Dst + Begin, &L, 1, 0, 1});
 }
 
 __global__ void countDifferentKernel(const float *Data, size_t N, float Value,
@@ -40,6 +53,12 @@ std::span<const gputest::KernelTable> allReduceKernels() {
 
 cudaError_t fillFloats(float *Data, size_t N, float Value, cudaStream_t Stream) {
   fillKernel<<<Blocks, Threads, 0, Stream>>>(Data, N, Value);
+  return cudaGetLastError();
+}
+
+cudaError_t copyPrimitive(const float *Src, float *Dst, size_t N, int Channels,
+                          cudaStream_t Stream) {
+  copyPrimitiveKernel<<<Channels, cuda::InterpreterThreads, 0, Stream>>>(Src, Dst, N);
   return cudaGetLastError();
 }
 

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <thread>
 #include <vector>
 
 using namespace cclc;
@@ -113,8 +114,8 @@ public:
       std::vector<cuda::Outbox> Outs(Channels * 2);
       std::vector<cuda::Inbox> Ins(Channels * 2);
       for (int Channel = 0; Channel < Channels; ++Channel) {
-        Outs[Channel * 2 + Peer] = {fifo(Rank, Channel), Peer};
-        Ins[Channel * 2 + Peer] = {fifo(Peer, Channel), Peer};
+        Outs[Channel * 2 + Peer] = cuda::Outbox::inHeader(fifo(Rank, Channel), Peer);
+        Ins[Channel * 2 + Peer] = cuda::Inbox::inHeader(fifo(Peer, Channel), Peer);
       }
       OutTables[Rank] = std::make_unique<DeviceBuffer<cuda::Outbox>>(Outs.size());
       OutTables[Rank]->upload(Outs);
@@ -122,19 +123,31 @@ public:
       InTables[Rank]->upload(Ins);
       CCLC_CUDA(cudaStreamCreateWithFlags(&Streams[Rank], cudaStreamNonBlocking));
     }
+    CCLC_CUDA(cudaStreamCreateWithFlags(&Reader, cudaStreamNonBlocking));
     CCLC_CUDA(cudaMemset(Status.get(), 0, Status.bytes()));
     CCLC_CUDA(cudaDeviceSynchronize());
   }
   ~RankPair() {
     for (cudaStream_t S : Streams)
       cudaStreamDestroy(S);
+    cudaStreamDestroy(Reader);
   }
 
   cuda::Fifo fifo(int From, int Channel) const {
     return cuda::Fifo::place(Fifos[From][Channel]->get(), NumSlots, SlotBytes);
   }
   cuda::KernelStatus status(int Rank) const { return Status.download()[Rank]; }
+  cudaStream_t stream(int Rank) const { return Streams[Rank]; }
+  /// Rank's status word as it is now, read while kernels may run.
+  cuda::KernelStatus statusNow(int Rank) const {
+    cuda::KernelStatus S{};
+    CCLC_CUDA(cudaMemcpyAsync(&S, Status.get() + Rank, sizeof S, cudaMemcpyDeviceToHost, Reader));
+    CCLC_CUDA(cudaStreamSynchronize(Reader));
+    return S;
+  }
   uint32_t &abort() const { return *Abort.host(); }
+  /// The running blocks of both ranks' kernels.
+  uint32_t inFlight() const { return reinterpret_cast<volatile uint32_t *>(Busy.host())[0]; }
 
   /// Rank's arguments for buffers of Count elements.
   cuda::KernelArgs args(int Rank, const void *Input, void *Output, size_t Count,
@@ -149,25 +162,36 @@ public:
     A.Abort = Abort.device();
     A.Status = Status.get() + Rank;
     A.TimeoutNs = TimeoutNs;
+    A.InFlight = Busy.device();
     return A;
   }
-  /// Launches Info for the ranks in Args (one or two) and waits for them.
-  void run(const cuda::KernelInfo &Info, const std::vector<cuda::KernelArgs> &Args) {
+  /// Launches Info for the ranks in Args (one or two) without waiting.
+  void start(const cuda::KernelInfo &Info, const std::vector<cuda::KernelArgs> &Args) {
     for (const cuda::KernelArgs &A : Args) {
       std::string Why;
       ASSERT_EQ(cudaSuccess, cuda::launch(Info, A, Streams[A.Rank], Why)) << Why;
     }
+  }
+  /// Waits for the kernels of the ranks in Args.
+  void wait(const std::vector<cuda::KernelArgs> &Args) {
     for (const cuda::KernelArgs &A : Args)
       CCLC_CUDA(cudaStreamSynchronize(Streams[A.Rank]));
+  }
+  /// Launches Info for the ranks in Args (one or two) and waits for them.
+  void run(const cuda::KernelInfo &Info, const std::vector<cuda::KernelArgs> &Args) {
+    start(Info, Args);
+    wait(Args);
   }
 
 private:
   std::unique_ptr<DeviceBuffer<std::byte>> Fifos[2][Channels];
   std::unique_ptr<DeviceBuffer<cuda::Outbox>> OutTables[2];
   std::unique_ptr<DeviceBuffer<cuda::Inbox>> InTables[2];
-  MappedBuffer<uint32_t> Abort;
+  MappedBuffer<uint32_t> Abort, Busy;
   DeviceBuffer<cuda::KernelStatus> Status{2};
   cudaStream_t Streams[2] = {};
+  /// Reads the status words while the ranks' streams run.
+  cudaStream_t Reader = nullptr;
 };
 
 /// Values whose reductions stay finite and exact enough to compare bits: the
@@ -271,6 +295,43 @@ TEST(TwoRanks, MissingPeerTimesOut) {
   EXPECT_EQ(0u, cuda::describe(S).find("timed out waiting to receive from rank 1 on channel "));
 }
 
+/// Without a time limit (the runtime's default) a kernel whose peer never
+/// comes waits, counted in flight, until the abort flag is raised, then
+/// reports the abort and leaves the count.
+TEST(TwoRanks, WithoutALimitAWaitLastsUntilTheAbort) {
+  RankPair Ranks;
+  LoneRun Rank0(1000);
+  std::vector<cuda::KernelArgs> Args = {
+      Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 1000, /*TimeoutNs=*/0)};
+  Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv>(), Args);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(cudaErrorNotReady, cudaStreamQuery(Ranks.stream(0))) << "the kernel still waits";
+  EXPECT_EQ(uint32_t(Channels), Ranks.inFlight()) << "every block counts itself in flight";
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Ok), Ranks.statusNow(0).Code);
+  reinterpret_cast<volatile uint32_t &>(Ranks.abort()) = 1;
+  Ranks.wait(Args);
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Aborted), Ranks.status(0).Code)
+      << cuda::describe(Ranks.status(0));
+  EXPECT_EQ(0u, Ranks.inFlight()) << "every block left the count";
+}
+
+/// The host reads the status word once it sees the abort flag: by then the
+/// failing block's status must be complete.
+TEST(TwoRanks, StatusIsCompleteOnceTheAbortFlagIsUp) {
+  RankPair Ranks;
+  LoneRun Rank0(1000);
+  std::vector<cuda::KernelArgs> Args = {
+      Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 1000, 20'000'000)};
+  Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv>(), Args);
+  auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!reinterpret_cast<volatile uint32_t &>(Ranks.abort()))
+    ASSERT_LT(std::chrono::steady_clock::now(), Until) << "the wait never timed out";
+  cuda::KernelStatus S = Ranks.statusNow(0);
+  EXPECT_EQ(uint32_t(cuda::CommStatus::Timeout), S.Code) << cuda::describe(S);
+  EXPECT_EQ(1, S.Peer);
+  Ranks.wait(Args);
+}
+
 TEST(TwoRanks, AbortFlagStopsTheKernel) {
   RankPair Ranks;
   LoneRun Rank0(1000);
@@ -310,6 +371,27 @@ TEST(TwoRanks, LaunchRefusesBlocksThatCannotAllBeResident) {
   EXPECT_NE(std::string::npos, Why.find("holds only")) << Why;
 }
 
+/// launch() asks the device once per kernel, device and block size: a kernel
+/// that fitted before is still measured by what the device holds, as CUDA
+/// says.
+TEST(TwoRanks, LaunchKeepsTheDeviceFiguresOfEachKernel) {
+  RankPair Ranks;
+  LoneRun Rank0(1000);
+  Ranks.abort() = 1; // The kernel that fits stops at its first wait.
+  cuda::KernelInfo Info = allReduceInfo<float, cuda::Sum, Variant::SendRecv>();
+  Ranks.run(Info, {Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 1000, 0)});
+  int Sms = 0, PerSm = 0;
+  CCLC_CUDA(cudaDeviceGetAttribute(&Sms, cudaDevAttrMultiProcessorCount, 0));
+  CCLC_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &PerSm, reinterpret_cast<const void *>(Info.Run), Info.BlockThreads, 0));
+  Info.Shape.NChannels = 1 << 20;
+  std::string Why;
+  EXPECT_EQ(cudaErrorCooperativeLaunchTooLarge,
+            cuda::launch(Info, Ranks.args(0, nullptr, nullptr, 0, 0), nullptr, Why));
+  EXPECT_NE(std::string::npos, Why.find("holds only " + std::to_string(int64_t(Sms) * PerSm)))
+      << Why;
+}
+
 /// Echoes Messages messages of Elems[m] ints from In to Out through Buffer.
 __global__ void echo(cuda::Inbox In, cuda::Outbox Out, int32_t *Buffer, const uint32_t *Elems,
                      int Messages, cuda::KernelStatus *Status) {
@@ -341,9 +423,9 @@ TEST(HostProxy, SharesFifosWithTheDevice) {
   host::Outbox Out{host::Fifo::place(ToDevice.host(), NumSlots, SlotBytes, true), 1, &Wait};
   host::Inbox In{host::Fifo::place(FromDevice.host(), NumSlots, SlotBytes, true), 1, &Wait};
   echo<<<1, BlockThreads>>>(
-      cuda::Inbox{cuda::Fifo::place(ToDevice.device(), NumSlots, SlotBytes), 0},
-      cuda::Outbox{cuda::Fifo::place(FromDevice.device(), NumSlots, SlotBytes), 0}, Buffer.get(),
-      Sizes.get(), Messages, Status.get());
+      cuda::Inbox::inHeader(cuda::Fifo::place(ToDevice.device(), NumSlots, SlotBytes), 0),
+      cuda::Outbox::inHeader(cuda::Fifo::place(FromDevice.device(), NumSlots, SlotBytes), 0),
+      Buffer.get(), Sizes.get(), Messages, Status.get());
   CCLC_CUDA(cudaGetLastError());
   for (int M = 0; M < Messages; ++M) {
     std::vector<int32_t> Message(Elems[M]);

@@ -9,7 +9,10 @@
 // memory) and once over TCP (CCLC_TRANSPORT=tcp: mapped host memory and a
 // proxy thread per rank). abort() must raise the word the kernels poll and
 // report its cause; over TCP the peer's proxy must carry it to the peer's
-// kernel, which then stops long before its timeout.
+// kernel, which then stops long before its timeout. With peer access turned
+// off (CCLC_P2P_DISABLE=1), ranks of one host must fall back on the mapped
+// host memory of the TCP links. Each side of a CUDA IPC link must poll its
+// own memory: Tail in the receiver's FIFO, Head in the sender's block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +114,18 @@ void runRanks(int NRanks, const std::function<void(net::Bootstrap &)> &Body) {
     EXPECT_EQ("", Errors[size_t(Rank)]) << "rank " << Rank;
 }
 
+/// Which peers of the job Rank's GPU (device 0) reaches over CUDA IPC.
+net::PeerAccess peerAccess(net::Bootstrap &B) {
+  return net::PeerAccess(B, gpu::gpuBusId(0),
+                         [](const std::string &Peer) { return gpu::canWriteTo(0, Peer); });
+}
+
+/// Whether P points into the FIFO memory that starts at Q's header.
+bool inFifo(const void *P, const cuda::Fifo &Q) {
+  auto At = reinterpret_cast<uintptr_t>(P), Begin = reinterpret_cast<uintptr_t>(Q.Header);
+  return At >= Begin && At < Begin + cuda::Fifo::bytesFor(Q.NumSlots, Q.SlotBytes);
+}
+
 /// Rank's links of a ring: it sends to Next and receives from Prev on
 /// every channel.
 struct RingLinks {
@@ -175,7 +190,11 @@ const net::LinkOptions Options{NumSlots, SlotBytes};
 
 /// The tables GpuConnections uploaded hold the links of the ring and empty
 /// views elsewhere, at entry Channel * NPeers + Peer.
-void checkTables(const gpu::GpuConnections &C, const net::Bootstrap &B, const RingLinks &R) {
+/// Over CUDA IPC (Ipc) each Head word lies outside the FIFO, in the
+/// sender's block; otherwise it is the FIFO header's own word, which a proxy
+/// shares.
+void checkTables(const gpu::GpuConnections &C, const net::Bootstrap &B, const RingLinks &R,
+                 bool Ipc) {
   const cuda::Links &Net = C.links();
   require(Net.NPeers == B.size(), "a table row per rank of the job");
   std::vector<cuda::Outbox> Outs(size_t(Channels) * B.size());
@@ -195,6 +214,14 @@ void checkTables(const gpu::GpuConnections &C, const net::Bootstrap &B, const Ri
       require(Peer == R.Prev ? In.Peer == Peer && In.Q.Header && In.Q.SlotBytes == SlotBytes
                              : In.Peer == -1 && !In.Q.Header,
               "receive entry of " + Where);
+      if (Peer == R.Next)
+        require(Ipc ? Out.Head && !inFifo(Out.Head, Out.Q) && Out.Step == 0
+                    : Out.Head == &Out.Q.Header->Head,
+                "the Head word of the send entry of " + Where);
+      if (Peer == R.Prev)
+        require(Ipc ? In.Head && !inFifo(In.Head, In.Q) && In.Step == 0
+                    : In.Head == &In.Q.Header->Head,
+                "the Head word of the receive entry of " + Where);
     }
 }
 
@@ -204,10 +231,10 @@ void checkRing(int NRanks, const std::string &Transport) {
   runRanks(NRanks, [&](net::Bootstrap &B) {
     RingLinks R(B);
     RankState State;
-    gpu::GpuConnections C(B, R.Sends, R.Recvs, Options, State.abort());
+    gpu::GpuConnections C(B, R.Sends, R.Recvs, Options, peerAccess(B), State.abort());
     require(C.transportName(R.Next) == Transport && C.transportName(R.Prev) == Transport,
             "the links use " + Transport);
-    checkTables(C, B, R);
+    checkTables(C, B, R, Transport == "cuda-ipc");
     DeviceBuffer<int32_t> Input(BufferElems), Output(BufferElems);
     Input.upload(inputOf(B.rank()));
     CCLC_CUDA(cudaMemset(Output.get(), 0, Output.bytes()));
@@ -227,7 +254,9 @@ void checkRing(int NRanks, const std::string &Transport) {
                 "message " + std::to_string(M) + " of channel " + std::to_string(Channel) +
                     " from rank " + std::to_string(R.Prev));
       }
-    // No rank frees its FIFOs while a peer's kernel may still use them.
+    // The runtime's teardown: unmap the peers' memory, then no rank frees
+    // its own before every peer has.
+    C.closePeerMemory();
     B.barrier();
   });
 }
@@ -253,7 +282,7 @@ TEST_P(GpuTransport, AbortRaisesTheWordAndKeepsTheCause) {
   runRanks(2, [&](net::Bootstrap &B) {
     RingLinks R(B);
     RankState State;
-    gpu::GpuConnections C(B, R.Sends, R.Recvs, Options, State.abort());
+    gpu::GpuConnections C(B, R.Sends, R.Recvs, Options, peerAccess(B), State.abort());
     DeviceBuffer<int32_t> Input(BufferElems), Output(BufferElems);
     B.barrier();
     if (B.rank() == 0) {
@@ -277,6 +306,18 @@ TEST_P(GpuTransport, AbortRaisesTheWordAndKeepsTheCause) {
     // done with them.
     B.barrier();
   });
+}
+
+/// Ranks of one GPU reach each other directly; with peer access turned off
+/// by NCCL's variable, they pass the ring over mapped host memory and the
+/// proxies instead, and every rank agrees.
+TEST(GpuPeerAccess, DisabledPeerAccessFallsBackToMappedMemory) {
+  runRanks(2, [](net::Bootstrap &B) {
+    require(peerAccess(B).direct(1 - B.rank()), "two ranks of one GPU reach each other");
+  });
+  ::setenv("NCCL_P2P_DISABLE", "1", 1);
+  checkRing(2, "tcp");
+  ::unsetenv("NCCL_P2P_DISABLE");
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuTransport, ::testing::Values("", "tcp"),

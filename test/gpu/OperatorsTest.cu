@@ -64,8 +64,12 @@ constexpr Offsets Paths[] = {{0, 0, 0, "vector"},
                              {1, 1, 1, "aligning"},
                              {0, 1, 0, "scalar"},
                              {1, 1, 0, "scalar (third array)"}};
-constexpr size_t Sizes[] = {0, 1, 7, 33, 4099};
+/// Besides short runs: 2560 floats end exactly at the end of a full pass of
+/// the unrolled loop (cuda::Unroll vectors of every thread), 4099 and 20483
+/// take passes whose last one is partial.
+constexpr size_t Sizes[] = {0, 1, 7, 33, 2560, 4099, 20483};
 constexpr unsigned Threads = 160; ///< Not a multiple of a vector's elements.
+static_assert(2560 * sizeof(float) == cuda::Unroll * Threads * cuda::PackBytes);
 
 template <class P> class Operators : public testing::Test {};
 using ElemTypes =

@@ -5,7 +5,10 @@
 // on serving host calls; device buffers are told from host buffers through
 // the CUDA driver only where the process loaded it (a stand-in driver plays
 // it here); host calls never load the CUDA driver, so a process stays free to
-// fork ranks; device workspace outlives the kernels that may use it.
+// fork ranks; device workspace outlives the kernels that may use it. A
+// regular destroy unmaps the peers' memory before it waits for them, and
+// frees its own only after; kernel waits have no time limit unless one is
+// set.
 // (RuntimeApiTest checks the GPU entry points on a host communicator; the
 // runs that need a device live in test/gpu.)
 //
@@ -17,6 +20,7 @@
 
 #include "RuntimeTestSupport.h"
 
+#include "runtime/api/Environment.h"
 #include "runtime/api/Gpu.h"
 #include "runtime/api/Workspace.h"
 
@@ -172,6 +176,66 @@ TEST(Workspace, HostMemoryIsReplacedAndGpuMemoryKeptUntilDestruction) {
       }
     }
     EXPECT_EQ(CountedMemory::Held, 0);
+  }
+}
+
+/// A GPU context that records the teardown calls it gets into a shared log.
+class RecordingGpu final : public runtime::GpuContext {
+public:
+  explicit RecordingGpu(std::vector<std::string> &Log) : Log(Log) {}
+  ~RecordingGpu() override { Log.push_back("free own memory"); }
+
+  void checkBuffer(const void *, const char *) override { unexpected("checkBuffer"); }
+  void loadKernels(const std::deque<runtime::Algorithm> &) override { unexpected("loadKernels"); }
+  runtime::Workspace &space() override { unexpected("space"); }
+  void copy(void *, const void *, size_t, void *) override { unexpected("copy"); }
+  void launch(const runtime::Request &, const runtime::Algorithm &, const kern::CallArgs &,
+              void *) override {
+    unexpected("launch");
+  }
+  std::optional<runtime::Classified> failure() override { unexpected("failure"); }
+  void synchronize() override { unexpected("synchronize"); }
+  void closePeerMemory() override { Log.push_back("unmap peers"); }
+  void abort(const std::string &) override { unexpected("abort"); }
+
+private:
+  std::vector<std::string> &Log;
+  [[noreturn]] static void unexpected(const char *Call) {
+    throw std::logic_error(std::string("a teardown does not call ") + Call);
+  }
+};
+
+TEST(GpuTeardown, PeersAreUnmappedBeforeTheBarrierAndOwnMemoryFreedAfter) {
+  std::vector<std::string> Log;
+  auto Gpu = std::make_unique<RecordingGpu>(Log);
+  runtime::leaveTogether(Gpu.get(), [&] { Log.push_back("barrier"); });
+  Gpu.reset();
+  EXPECT_EQ(Log, (std::vector<std::string>{"unmap peers", "barrier", "free own memory"}));
+  Log.clear();
+  runtime::leaveTogether(nullptr, [&] { Log.push_back("barrier"); });
+  EXPECT_EQ(Log, std::vector<std::string>{"barrier"}) << "a host communicator only waits";
+}
+
+TEST(KernelTimeout, NoLimitUnlessOneIsSet) {
+  {
+    ScopedEnv Unset("CCLC_KERNEL_TIMEOUT_MS", std::nullopt);
+    ScopedEnv Host("CCLC_TIMEOUT_MS", "100");
+    EXPECT_EQ(runtime::kernelTimeoutFromEnvironment().count(), 0)
+        << "CCLC_TIMEOUT_MS does not bound kernel waits";
+  }
+  ScopedEnv Set("CCLC_KERNEL_TIMEOUT_MS", "2500");
+  EXPECT_EQ(runtime::kernelTimeoutFromEnvironment().count(), 2500);
+  for (const char *Bad : {"-1", "soon", "2147483648"}) {
+    ScopedEnv Malformed("CCLC_KERNEL_TIMEOUT_MS", Bad);
+    try {
+      runtime::kernelTimeoutFromEnvironment();
+      ADD_FAILURE() << Bad << " is refused";
+    } catch (const runtime::ApiError &E) {
+      EXPECT_NE(std::string(E.what()).find("CCLC_KERNEL_TIMEOUT_MS=" + std::string(Bad) +
+                                           " is not a number of milliseconds in [0, "),
+                std::string::npos)
+          << E.what();
+    }
   }
 }
 

@@ -16,9 +16,6 @@ namespace cclc::net {
 
 namespace {
 
-/// Idle rounds the proxy spins (polling without waiting) before it sleeps a
-/// millisecond per round: executors post to FIFOs without waking it.
-constexpr unsigned SpinRounds = 2000;
 /// Frames read from one socket before the proxy turns to the others.
 constexpr int FramesPerRead = 64;
 
@@ -132,13 +129,17 @@ std::string rankName(int Rank) { return "rank " + std::to_string(Rank); }
 
 } // namespace
 
+bool idleProxyMaySleep(unsigned IdleRounds, const std::atomic<uint32_t> *Busy) {
+  return IdleRounds >= ProxySpinRounds && !(Busy && Busy->load(std::memory_order_relaxed));
+}
+
 struct TcpProxy::Engine {
   int Rank;
   std::vector<PeerState> Peers;
   const std::atomic<uint32_t> &Abort;
   std::function<void(const std::string &)> Fail;
   std::chrono::milliseconds Timeout;
-
+  const std::atomic<uint32_t> *Busy;
   void run(const std::atomic<bool> &Finishing);
   bool dispatch(PeerState &P, bool Leaving);
   bool write(Conn &C);
@@ -152,8 +153,9 @@ struct TcpProxy::Engine {
 };
 
 TcpProxy::TcpProxy(int Rank, std::vector<TcpPeer> Peers, const std::atomic<uint32_t> &Abort,
-                   std::function<void(const std::string &)> Fail, std::chrono::milliseconds Timeout)
-    : E(new Engine{Rank, {}, Abort, std::move(Fail), Timeout}) {
+                   std::function<void(const std::string &)> Fail, std::chrono::milliseconds Timeout,
+                   const std::atomic<uint32_t> *Busy)
+    : E(new Engine{Rank, {}, Abort, std::move(Fail), Timeout, Busy}) {
   E->Peers.reserve(Peers.size());
   for (TcpPeer &TP : Peers) {
     PeerState &P = E->Peers.emplace_back();
@@ -216,12 +218,13 @@ void TcpProxy::Engine::run(const std::atomic<bool> &Finishing) {
         return;
       }
       Idle = Progress ? 0 : Idle + 1;
-      if (::poll(Fds.data(), Fds.size(), Idle < SpinRounds ? 0 : 1) < 0 && errno != EINTR)
+      bool Sleep = idleProxyMaySleep(Idle, Busy);
+      if (::poll(Fds.data(), Fds.size(), Sleep ? 1 : 0) < 0 && errno != EINTR)
         throw NetError(std::string("poll failed: ") + std::strerror(errno));
       for (size_t I = 0; I < Fds.size(); ++I)
         if (Fds[I].revents & ~POLLOUT && read(*Polled[I]))
           Idle = 0;
-      if (Idle && Idle < SpinRounds)
+      if (Idle && !Sleep)
         std::this_thread::yield();
     }
   } catch (const NetError &Err) {

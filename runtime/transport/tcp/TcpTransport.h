@@ -40,6 +40,15 @@
 
 namespace cclc::net {
 
+/// Idle rounds a proxy spins (polling without waiting) before it sleeps a
+/// millisecond per round: executors post to FIFOs without waking it.
+inline constexpr unsigned ProxySpinRounds = 2000;
+
+/// Whether a proxy idle for IdleRounds rounds sleeps before the next: not
+/// while Busy (GPU work in flight, when given) is nonzero, since a kernel
+/// may post at any moment and a millisecond's sleep would stall it.
+bool idleProxyMaySleep(unsigned IdleRounds, const std::atomic<uint32_t> *Busy);
+
 /// The FIFOs (by channel) and sockets of one peer.
 struct TcpPeer {
   int Peer = -1;
@@ -51,9 +60,13 @@ class TcpProxy {
 public:
   /// Starts the proxy thread. It stops when Abort is raised; Fail reports
   /// the cause of a failure it detects (and must raise Abort). Timeout bounds
-  /// the flush when the proxy is destroyed.
+  /// the flush when the proxy is destroyed. An idle proxy sleeps between
+  /// polls, except while Busy (when given: GPU kernels count themselves
+  /// there while they run) is nonzero, since a kernel posts without waking
+  /// it.
   TcpProxy(int Rank, std::vector<TcpPeer> Peers, const std::atomic<uint32_t> &Abort,
-           std::function<void(const std::string &)> Fail, std::chrono::milliseconds Timeout);
+           std::function<void(const std::string &)> Fail, std::chrono::milliseconds Timeout,
+           const std::atomic<uint32_t> *Busy = nullptr);
   ~TcpProxy();
   TcpProxy(const TcpProxy &) = delete;
   TcpProxy &operator=(const TcpProxy &) = delete;
