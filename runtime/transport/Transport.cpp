@@ -96,7 +96,8 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
     ShmSegment *Seg = Segments
                           .emplace_back(ShmSegment::create(ShmSegment::uniqueName(Rank, Peer),
                                                            uint32_t(P.Recvs.size()),
-                                                           Options.NumSlots, Options.SlotBytes))
+                                                           Options.NumSlots, Options.SlotBytes,
+                                                           SingleCopyMin))
                           .get();
     Created[Peer] = Seg;
     P.Offer = Seg->name();
@@ -118,15 +119,15 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
   // Both sides have mapped the segment: its name is no longer needed.
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
   const host::Waiter *W = addWaiter(Seg.abortWord(), Patience);
-  auto [Pid, WhyNot] = SingleCopyMin ? Seg.receiverProcess()
-                                     : std::pair<pid_t, std::string>{0, "CCLC_SINGLE_COPY=0"};
-  SingleCopy[Peer] = Pid ? "messages of " + std::to_string(SingleCopyMin) +
+  auto [Pid, WhyNot] = Seg.receiverProcess();
+  SingleCopy[Peer] = Pid ? "messages of " + std::to_string(Seg.singleCopyMin()) +
                                " bytes and more are written straight into its buffers "
                                "(process_vm_writev)"
                          : "every message goes through the FIFO's slots: " + WhyNot;
   for (uint32_t I = 0; I < P.Sends.size(); ++I) {
     host::Outbox &Out = Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W, &Call};
     Out.DirectPid = Pid;
+    Out.DirectMin = Seg.singleCopyMin();
   }
 }
 

@@ -264,6 +264,9 @@ struct Outbox {
   /// The receiving process, whose memory this side may write
   /// (process_vm_writev) where the receiver offers it; 0 for none.
   pid_t DirectPid = 0;
+  /// The smallest message the receiver offers its buffer for (its
+  /// Inbox::DirectMin): smaller ones go through slots at once.
+  size_t DirectMin = 0;
   /// How long a sender whose receiver has taken every message waits for the
   /// receiver's offer before it copies into a slot: about the time a rank
   /// takes between receives (forwarding one large message).
@@ -274,13 +277,14 @@ struct Outbox {
   /// that buffer for it; false, having done nothing, when it has not.
   /// Throws CommError when the receiver's memory cannot be written.
   bool sendDirect(std::span<const Run> Src, size_t Bytes) {
-    if (!DirectPid)
+    if (!DirectPid || Bytes < DirectMin)
       return false;
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
     DirectOffer &O = Q.Header->Offer;
     uint64_t Want = Tail + 1;
-    // A receiver that has taken every message is about to ask for this one,
-    // unless it works on something else: give it a moment to offer.
+    // A receiver that has taken every message is about to say whether it
+    // wants this one (an offer, or a decline), unless it works on something
+    // else: give it a moment.
     if (O.Seq.load(std::memory_order_acquire) != Want &&
         Q.Header->Head.load(std::memory_order_acquire) == Tail) {
       auto Until = std::chrono::steady_clock::now() + OfferWait;
@@ -376,6 +380,19 @@ struct Inbox {
     }
     for (; I < 2; ++I)
       O.Addr[I] = O.Bytes[I] = 0;
+    Offered = Head + 1;
+    O.Seq.store(Offered, std::memory_order_release);
+  }
+  /// Tells the sender that the next message, of Bytes bytes, goes through
+  /// a slot (the receiver combines it with its own data), so that a sender
+  /// waiting for an offer sends it at once.
+  void decline(size_t Bytes) {
+    uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
+    if (!DirectMin || Bytes < DirectMin || Offered == Head + 1 ||
+        Q.Header->Tail.load(std::memory_order_acquire) != Head)
+      return;
+    DirectOffer &O = Q.Header->Offer;
+    O.Bytes[0] = O.Bytes[1] = 0;
     Offered = Head + 1;
     O.Seq.store(Offered, std::memory_order_release);
   }

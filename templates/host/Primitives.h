@@ -167,13 +167,17 @@ void send(Outbox &Out, Slice<const T> Src) {
 }
 
 /// Offers Dst to the sender of In's next message, and waits for it: true
-/// when the sender wrote it there, false when it is in its slot. A failed
-/// wait withdraws the offer.
+/// when the sender wrote it there, false when it is in its slot (or Dst,
+/// in more than two runs, was declined). A failed wait withdraws the offer.
 template <class T> bool receiveOffered(Inbox &In, const Slice<T> &Dst) {
   if (!In.DirectMin)
     return false;
   DirectRuns<T> Runs(Dst);
-  if (!Runs.N)
+  if (!Runs.N) {
+    In.decline(Dst.bytes());
+    return false;
+  }
+  if (Runs.Bytes < In.DirectMin)
     return false;
   In.offer(Runs.runs(), Runs.Bytes);
   try {
@@ -186,6 +190,13 @@ template <class T> bool receiveOffered(Inbox &In, const Slice<T> &Dst) {
     return false;
   In.release();
   return true;
+}
+
+/// Tells the sender of In's next message, which is combined into Acc, not
+/// to wait for an offer.
+template <class T> void declineOffer(Inbox &In, const Slice<T> &Acc) {
+  if (In.DirectMin)
+    In.decline(Acc.bytes());
 }
 
 /// Receives the next message of In into Dst.
@@ -201,6 +212,7 @@ void recv(Inbox &In, Slice<T> Dst) {
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce", "recv_reduce")
 void recvReduce(Inbox &In, Slice<T> Acc) {
+  declineOffer(In, Acc);
   kern::receiveRuns(In, Acc,
                     [](const T *Part, T *P, size_t N) { reduceElems<T, Op>(Part, P, nullptr, N); });
 }
@@ -224,6 +236,7 @@ void reduce(Slice<const T> Src, Slice<T> Acc) {
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce_send", "recv_reduce_send")
 void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
+  declineOffer(In, Acc);
   kern::relayRuns(In, Out, Acc,
                   [](const T *Part, T *P, T *To, size_t N) { reduceElems<T, Op>(Part, P, To, N); });
 }
@@ -265,6 +278,8 @@ void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
     DirectRuns<T> Runs(Dst);
     if (Runs.N)
       In.offer(Runs.runs(), Runs.Bytes);
+    else
+      In.decline(Dst.bytes());
   }
   sendAndReceive<T, Op>(Out, In, Src, [&] { recv<T, Op>(In, Dst); });
 }
@@ -273,6 +288,7 @@ void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange_reduce", "exchange_reduce")
 void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
+  declineOffer(In, Acc);
   sendAndReceive<T, Op>(Out, In, Src, [&] { recvReduce<T, Op>(In, Acc); });
 }
 

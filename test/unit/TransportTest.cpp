@@ -458,7 +458,7 @@ TEST(ShmSetup, AKilledRankLeavesNoSegment) {
       std::unique_ptr<ShmSegment> Seg;
       if (Me == 1) {
         Seg = ShmSegment::create(ShmSegment::uniqueName(1, 0), 1, LinkOptions().NumSlots,
-                                 LinkOptions().SlotBytes);
+                                 LinkOptions().SlotBytes, /*SingleCopyMin=*/0);
         Setup.peers().at(0).Offer = Seg->name();
       }
       Setup.describe();

@@ -29,7 +29,7 @@ int hostLeader(const Bootstrap &B, int Rank) {
 } // namespace
 
 std::unique_ptr<ShmSegment> HostAbortWord::createSegment(const std::string &Name) {
-  return ShmSegment::create(Name, 0, 1, 1);
+  return ShmSegment::create(Name, 0, 1, 1, /*SingleCopyMin=*/0);
 }
 
 void HostAbortWord::Unmap::operator()(std::atomic<uint32_t> *Page) const {

@@ -34,7 +34,11 @@ struct SegmentHeader {
   int32_t Pid = 0;
   uint64_t MarkAddress = 0;
   uint64_t Mark = 0;
+  /// The smallest message the receiver offers its buffers for
+  /// (CCLC_SINGLE_COPY): the senders go by it, whatever they were told.
+  uint64_t SingleCopyMin = 0;
 };
+
 static_assert(sizeof(SegmentHeader) == 64);
 
 /// A value only this process holds at its address: a process that reads it
@@ -76,7 +80,8 @@ ShmSegment::ShmSegment(std::string Name, void *Base, size_t Bytes, bool Linked)
     : Name(std::move(Name)), Base(Base), Bytes(Bytes), Linked(Linked) {}
 
 std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t NumFifos,
-                                               uint32_t NumSlots, size_t SlotBytes) {
+                                               uint32_t NumSlots, size_t SlotBytes,
+                                               size_t SingleCopyMin) {
   size_t Bytes = segmentBytes(NumFifos, NumSlots, SlotBytes);
   FdGuard Fd{::shm_open(Name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600)};
   if (Fd.Fd < 0)
@@ -97,6 +102,7 @@ std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t
   H->Pid = int32_t(::getpid());
   H->MarkAddress = uint64_t(uintptr_t(&processMark()));
   H->Mark = processMark();
+  H->SingleCopyMin = SingleCopyMin;
   for (uint32_t I = 0; I < NumFifos; ++I)
     host::Fifo::place(static_cast<std::byte *>(Seg->Base) + sizeof(SegmentHeader) +
                           I * fifoStride(NumSlots, SlotBytes),
@@ -160,8 +166,12 @@ host::Fifo ShmSegment::fifo(uint32_t Index) const {
 
 std::atomic<uint32_t> &ShmSegment::abortWord() { return header(Base).Abort; }
 
+size_t ShmSegment::singleCopyMin() const { return size_t(header(Base).SingleCopyMin); }
+
 std::pair<pid_t, std::string> ShmSegment::receiverProcess() const {
   const SegmentHeader &H = header(Base);
+  if (!H.SingleCopyMin)
+    return {0, "the receiver has CCLC_SINGLE_COPY=0"};
   uint64_t Read = 0;
   iovec Local{&Read, sizeof Read};
   iovec Remote{reinterpret_cast<void *>(uintptr_t(H.MarkAddress)), sizeof Read};

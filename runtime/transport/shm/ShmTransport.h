@@ -32,9 +32,12 @@ namespace cclc::net {
 
 class ShmSegment {
 public:
-  /// Creates and maps a new segment of NumFifos FIFOs and initialises them.
+  /// Creates and maps a new segment of NumFifos FIFOs and initialises them;
+  /// this receiver offers its buffers for messages of SingleCopyMin bytes
+  /// and more (0: none).
   static std::unique_ptr<ShmSegment> create(const std::string &Name, uint32_t NumFifos,
-                                            uint32_t NumSlots, size_t SlotBytes);
+                                            uint32_t NumSlots, size_t SlotBytes,
+                                            size_t SingleCopyMin);
   /// Maps the segment the receiver created, checking that it has the shape
   /// the sender expects.
   static std::unique_ptr<ShmSegment> attach(const std::string &Name, uint32_t NumFifos,
@@ -56,6 +59,8 @@ public:
   const std::string &name() const { return Name; }
   host::Fifo fifo(uint32_t Index) const;
   std::atomic<uint32_t> &abortWord();
+  /// The smallest message the receiver offers its buffers for; 0 for none.
+  size_t singleCopyMin() const;
   /// The receiver's process, if this process may write into its memory
   /// (process_vm_writev) and finds it by the id it recorded; else 0 and why not.
   std::pair<pid_t, std::string> receiverProcess() const;
