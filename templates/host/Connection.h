@@ -274,9 +274,11 @@ struct Outbox {
 
   /// Writes the message of Bytes bytes in Src (its first two runs) straight
   /// into the receiver's buffer and posts it, when the receiver has offered
-  /// that buffer for it; false, having done nothing, when it has not.
+  /// that buffer for it (waiting up to OfferWait for the offer when MayWait
+  /// and the receiver has taken every message); false, having done
+  /// nothing, when it has not.
   /// Throws CommError when the receiver's memory cannot be written.
-  bool sendDirect(std::span<const Run> Src, size_t Bytes) {
+  bool sendDirect(std::span<const Run> Src, size_t Bytes, bool MayWait) {
     if (!DirectPid || Bytes < DirectMin)
       return false;
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
@@ -285,7 +287,7 @@ struct Outbox {
     // A receiver that has taken every message is about to say whether it
     // wants this one (an offer, or a decline), unless it works on something
     // else: give it a moment.
-    if (O.Seq.load(std::memory_order_acquire) != Want &&
+    if (MayWait && O.Seq.load(std::memory_order_acquire) != Want &&
         Q.Header->Head.load(std::memory_order_acquire) == Tail) {
       auto Until = std::chrono::steady_clock::now() + OfferWait;
       while (O.Seq.load(std::memory_order_acquire) != Want &&

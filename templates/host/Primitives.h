@@ -154,16 +154,26 @@ template <class T> struct DirectRuns {
 };
 
 /// Packs Src into a free slot of Out and posts it, or writes it straight
+/// into the receiver's buffer where the receiver offered one. A sender that
+/// forwards or exchanges has a receiver that is about to offer (it waits
+/// for what this rank sends, or offered before its own send), so it may
+/// wait a moment for the offer (Outbox::OfferWait); a plain send may not,
+/// since its receiver may be sending to it in turn.
+template <class T> void sendOrWrite(Outbox &Out, const Slice<const T> &Src, bool MayWait) {
+  if (Out.DirectPid) {
+    DirectRuns<const T> Runs(Src);
+    if (Runs.N && Out.sendDirect(Runs.runs(), Runs.Bytes, MayWait))
+      return;
+  }
+  kern::sendRuns(Out, Src, [](const T *P, T *Part, size_t N) { copyElems(P, Part, N); });
+}
+
+/// Packs Src into a free slot of Out and posts it, or writes it straight
 /// into the receiver's buffer where the receiver offered one.
 template <class T, class Op>
 CCLC_PRIMITIVE("send", "send")
 void send(Outbox &Out, Slice<const T> Src) {
-  if (Out.DirectPid) {
-    DirectRuns<const T> Runs(Src);
-    if (Runs.N && Out.sendDirect(Runs.runs(), Runs.Bytes))
-      return;
-  }
-  kern::sendRuns(Out, Src, [](const T *P, T *Part, size_t N) { copyElems(P, Part, N); });
+  sendOrWrite(Out, Src, /*MayWait=*/false);
 }
 
 /// Offers Dst to the sender of In's next message, and waits for it: true
@@ -246,7 +256,8 @@ template <class T, class Op>
 CCLC_PRIMITIVE("recv_copy_send", "recv_copy_send")
 void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
   if (receiveOffered(In, Dst))
-    return send<T, Op>(Out, Slice<const T>{Dst.Base, Dst.Grid, Dst.Units, Dst.Chunk, Dst.Count});
+    return sendOrWrite(Out, Slice<const T>{Dst.Base, Dst.Grid, Dst.Units, Dst.Chunk, Dst.Count},
+                       /*MayWait=*/true);
   kern::relayRuns(In, Out, Dst, [](const T *Part, T *P, T *To, size_t N) {
     copyElems(Part, P, N);
     copyElems(Part, To, N);
@@ -260,11 +271,11 @@ inline void sendAndReceive(Outbox &Out, Inbox &In, Slice<const T> Src, R &&Recei
   Out.Wait->until([&] { return Out.ready() || In.ready(); }, "exchange with", Out.Peer,
                   {&Out.Q.Header->Head, &In.Q.Header->Tail});
   if (Out.ready()) {
-    send<T, Op>(Out, Src);
+    sendOrWrite(Out, Src, /*MayWait=*/true);
     Receive();
   } else {
     Receive();
-    send<T, Op>(Out, Src);
+    sendOrWrite(Out, Src, /*MayWait=*/true);
   }
 }
 
