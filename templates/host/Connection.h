@@ -94,7 +94,9 @@ public:
 /// that follows.
 struct Bell {
   std::atomic<uint64_t> Value{0};
-  std::atomic<uint32_t> Sleepers{0};
+  /// Waiters see the bell read-only; counting themselves in changes no
+  /// counter.
+  mutable std::atomic<uint32_t> Sleepers{0};
 
   uint64_t load(std::memory_order Order) const { return Value.load(Order); }
   /// Sets the counter to V (a release) and wakes whoever sleeps on it.
@@ -176,7 +178,7 @@ private:
     size_t N = 0;
     for (const Bell *B : Bells)
       if (N < 2) {
-        const_cast<Bell *>(B)->Sleepers.fetch_add(1, std::memory_order_seq_cst);
+        B->Sleepers.fetch_add(1, std::memory_order_seq_cst);
         W[N++] = {B, uint32_t(B->Value.load(std::memory_order_seq_cst))};
       }
     if (!Ready()) {
@@ -187,7 +189,7 @@ private:
         waitEither(W[0].B, W[0].Seen, W[1].B, W[1].Seen, Nap);
     }
     for (size_t I = 0; I < N; ++I)
-      const_cast<Bell *>(W[I].B)->Sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      W[I].B->Sleepers.fetch_sub(1, std::memory_order_seq_cst);
   }
 
   /// Sleeps until A's or B's word differs from what was seen, for at most
