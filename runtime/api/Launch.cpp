@@ -193,7 +193,7 @@ const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
   static_cast<kern::CallArgs &>(Args) = Call;
   Args.SlotBytes = A.SlotBytes;
   Args.Net = A.Net;
-  A.Net->beginCall(stampOf(R, A.Identity, Calls));
+  Links.beginCall(stampOf(R, A.Identity, Calls));
   return Pool.run(A.Shape.Grid.NChannels, [&](int Channel) {
     // An abort heard from elsewhere keeps its cause; spread it further.
     auto Stop = [&](const char *What) {

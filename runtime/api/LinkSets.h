@@ -117,6 +117,14 @@ public:
       Fn(*Net);
   }
 
+  /// Calls Fn(Conn &) on every set's connection (not the kept ones), under
+  /// the lock.
+  template <class F> void forEachSet(F &&Fn) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    for (Set &S : Sets)
+      Fn(*S.Net);
+  }
+
   /// The first failure any set or kept connection recorded or heard of;
   /// empty when none did.
   std::string failure() const {
@@ -151,6 +159,12 @@ public:
   /// setup for all: connecting pair after pair, in each rank's own order,
   /// could wait in a cycle (a for b, b for c, c for a).
   void connectPairs(std::span<const int> Peers);
+  /// Begins a collective call on every set, so that a peer stalled on this
+  /// rank on any of them sees which call this rank makes (CallBoard.h).
+  /// Point-to-point connections carry no calls.
+  void beginCall(const kern::CallStamp &Stamp) {
+    forEachSet([&](net::Connections &Net) { Net.beginCall(Stamp); });
+  }
   /// The point-to-point connections with Peer; null before connectPairs
   /// made them.
   net::Connections *pair(int Peer) const { return Pairs[size_t(Peer)]; }

@@ -84,8 +84,19 @@ Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<co
 Connections::~Connections() { Proxy.reset(); }
 
 const host::Waiter *Connections::addWaiter(const std::atomic<uint32_t> &Abort,
-                                           std::chrono::microseconds Patience) {
-  return &Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience});
+                                           std::chrono::microseconds Patience,
+                                           const host::StallCheck *Stall) {
+  return &Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience, Stall});
+}
+
+const CallBoard *Connections::addBoard(int Side) {
+  return &Boards.emplace_back(Segments.back()->boardMemory(), Side, &Call);
+}
+
+void Connections::beginCall(const kern::CallStamp &Stamp) {
+  Call = Stamp;
+  for (CallBoard &Board : Boards)
+    Board.publish(Stamp);
 }
 
 void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
@@ -101,7 +112,7 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
                           .get();
     Created[Peer] = Seg;
     P.Offer = Seg->name();
-    const host::Waiter *W = addWaiter(Seg->abortWord(), Patience);
+    const host::Waiter *W = addWaiter(Seg->abortWord(), Patience, addBoard(/*Side=*/0));
     for (uint32_t I = 0; I < P.Recvs.size(); ++I) {
       host::Inbox &In = Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W, &Call};
       In.DirectMin = SingleCopyMin;
@@ -118,7 +129,7 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
                                                               Options.NumSlots, Options.SlotBytes));
   // Both sides have mapped the segment: its name is no longer needed.
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
-  const host::Waiter *W = addWaiter(Seg.abortWord(), Patience);
+  const host::Waiter *W = addWaiter(Seg.abortWord(), Patience, addBoard(/*Side=*/1));
   auto [Pid, WhyNot] = Seg.receiverProcess();
   SingleCopy[Peer] = Pid ? "messages of " + std::to_string(Seg.singleCopyMin()) +
                                " bytes and more are written straight into its buffers "
@@ -173,18 +184,25 @@ TransportKind Connections::transport(int Peer) const {
 void Connections::abort(const std::string &Cause) {
   Failure.record(Cause);
   LocalAbort.store(1, std::memory_order_release);
-  for (auto &Seg : Segments) {
+  // The cause goes first, so that a peer that sees the word finds it.
+  std::string First = Failure.get();
+  for (size_t I = 0; I < Segments.size(); ++I) {
+    Boards[I].recordCause(First);
     uint32_t Clear = 0;
-    Seg->abortWord().compare_exchange_strong(Clear, uint32_t(Rank + 1));
+    Segments[I]->abortWord().compare_exchange_strong(Clear, uint32_t(Rank + 1));
   }
 }
 
 std::string Connections::failure() const {
   if (std::string Cause = Failure.get(); !Cause.empty())
     return Cause;
-  for (const auto &Seg : Segments)
-    if (uint32_t Word = Seg->abortWord().load(std::memory_order_acquire))
-      return rankName(int(Word) - 1) + " aborted";
+  for (size_t I = 0; I < Segments.size(); ++I)
+    if (uint32_t Word = Segments[I]->abortWord().load(std::memory_order_acquire)) {
+      // Raised by the segment's other rank: this rank would have recorded a
+      // cause of its own.
+      std::string Told = Boards[I].peerCause();
+      return Told.empty() ? rankName(int(Word) - 1) + " aborted" : Told;
+    }
   return {};
 }
 

@@ -33,6 +33,7 @@
 #include "host/Kernel.h"
 #include "runtime/bootstrap/Bootstrap.h"
 #include "runtime/transport/LinkSetup.h"
+#include "runtime/transport/shm/CallBoard.h"
 
 #include <atomic>
 #include <cstddef>
@@ -69,16 +70,23 @@ public:
   /// the first received on each carry it too or fail with
   /// host::CallMismatch. The runtime stamps each collective call before it
   /// runs.
-  void beginCall(const kern::CallStamp &Stamp) { Call = Stamp; }
+  /// The stamp is also published to the call board of every shared-memory
+  /// segment, so that peers stalled on this rank can tell whether it makes
+  /// their call (CallBoard.h); the runtime begins each call on every
+  /// connection set, whichever the call runs on.
+  void beginCall(const kern::CallStamp &Stamp);
 
   TransportKind transport(int Peer) const;
   /// For each shared-memory peer this rank sends to, how its large messages
   /// travel (single copy, or why not), for CCLC_DEBUG=INFO.
   const std::map<int, std::string> &singleCopy() const { return SingleCopy; }
-  /// Stops every wait on these connections, here and at the peers.
+  /// Stops every wait on these connections, here and at the peers, telling
+  /// the shared-memory peers the cause, which should say where it arose
+  /// (the peers report it as it is).
   void abort(const std::string &Cause);
-  /// What stopped the connections: the first cause recorded here, or the
-  /// rank that raised a shared abort word; empty while nothing did.
+  /// What stopped the connections: the first cause recorded here, else the
+  /// cause a shared-memory peer that aborted recorded, or at least who it
+  /// is; empty while nothing did.
   std::string failure() const;
 
 private:
@@ -97,6 +105,9 @@ private:
   std::deque<host::Waiter> Waiters;
   const host::Waiter *TcpWait = nullptr;
   std::vector<std::unique_ptr<ShmSegment>> Segments;
+  /// Each segment's call board, as this rank's side sees it; stable
+  /// addresses, since the segment's waiter checks stalls with it.
+  std::deque<CallBoard> Boards;
   /// Process memory of the TCP links' FIFOs.
   struct alignas(64) CacheLine {
     std::byte Bytes[64];
@@ -116,9 +127,13 @@ private:
   void attachSegment(int Peer, const PeerLinks &P, const LinkOptions &Options);
   /// A FIFO of a TCP link, in process memory.
   host::Fifo newTcpFifo(int Peer, int Channel, bool Send, const LinkOptions &Options);
-  /// A waiter stopped by Abort that sleeps after Patience.
+  /// A waiter stopped by Abort that sleeps after Patience, checking its
+  /// peer's progress with Stall (may be null) as it sleeps.
   const host::Waiter *addWaiter(const std::atomic<uint32_t> &Abort,
-                                std::chrono::microseconds Patience);
+                                std::chrono::microseconds Patience,
+                                const host::StallCheck *Stall = nullptr);
+  /// The board of the segment just added to Segments, this rank on Side.
+  const CallBoard *addBoard(int Side);
 };
 
 } // namespace cclc::net

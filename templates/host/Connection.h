@@ -49,6 +49,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <thread>
+#include <type_traits>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,6 +115,23 @@ struct Bell {
 static_assert(sizeof(std::atomic<uint64_t>) == 8 && sizeof(Bell) <= 64,
               "a counter and its sleepers share a cache line");
 
+/// What a wait that has outlasted its patience asks about its peer: the
+/// runtime can see, for peers on the same host, which call the peer is in,
+/// and so tell a slow peer from one that makes another call (it waits on
+/// other connections, or went on past what this rank waits for) and will
+/// never satisfy the wait.
+class StallCheck {
+public:
+  /// Throws CommError (CallMismatch where the peer's call is known) when
+  /// Peer cannot satisfy the wait any more; Ready(Arg) re-checks the wait
+  /// after the peer's progress was read, since a peer that went on may have
+  /// posted what was waited for first.
+  virtual void check(int Peer, bool (*Ready)(const void *), const void *Arg) const = 0;
+
+protected:
+  ~StallCheck() = default;
+};
+
 /// Bounds every blocking wait of one collective.
 struct Waiter {
   /// Raised (nonzero) to stop every wait; may be null.
@@ -123,6 +141,9 @@ struct Waiter {
   /// (the default) never sleeps, for FIFOs whose other side cannot wake a
   /// sleeper (a GPU kernel's).
   std::chrono::microseconds Patience = std::chrono::microseconds::max();
+  /// Asked on every round of sleep which peer a wait is stuck on; may be
+  /// null.
+  const StallCheck *Stall = nullptr;
   /// The longest sleep: an abort or a timeout is noticed within it.
   static constexpr std::chrono::milliseconds Nap{1};
 
@@ -159,6 +180,13 @@ struct Waiter {
       if (Sleepy) {
         // Past the patience every round sleeps, and checks the clock.
         I = 1u << 30 | 1;
+        if (Stall)
+          Stall->check(
+              Peer,
+              [](const void *P) {
+                return (*static_cast<const std::remove_reference_t<Pred> *>(P))();
+              },
+              &Ready);
         sleep(Bells, Ready);
       } else {
         std::this_thread::yield();

@@ -4,14 +4,21 @@
 // When one rank does not — it passes twice the count, another type,
 // operator, root or collective, has loaded another plan of the same
 // algorithm, or made a call the others did not — every rank's call fails:
-// the ranks that receive a message of the other call return
-// cclcInvalidUsage with a message naming both calls, the others stop with
-// cclcRemoteError as for any peer's failure, none waits for its timeout, and
-// none writes outside the call's buffers (checked with guard bytes around
-// each). Only a rank that merely sends in its call, as a broadcast's root
-// does, can finish it; its next call fails. The messages of these calls
-// have the same size on every rank, so only the calls' stamps tell them
-// apart.
+// the ranks that find the other call return cclcInvalidUsage with a message
+// naming both calls, the others stop with cclcRemoteError as for any peer's
+// failure, none waits for its timeout, and none writes outside the call's
+// buffers (checked with guard bytes around each). Over shared memory the
+// stopped ranks learn the cause from the rank that aborted, so their
+// messages name both calls too. Only a rank that merely sends in its call,
+// as a broadcast's root does, can finish it; its next call fails. The
+// messages of these calls have the same size on every rank, so only the
+// calls' stamps tell them apart.
+//
+// Some mismatched calls exchange no message at all: two ranks that disagree
+// on a reduction's root both wait to receive, and a call that runs on other
+// connections sends where nobody reads. Over shared memory a stalled wait
+// reads which call its peer makes (the call board), so these fail as soon
+// as the waits outlast their patience; over TCP they end at the timeout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,12 +45,27 @@ constexpr int Odd = 1;
 /// Bytes before and after each buffer that no call may change.
 constexpr size_t GuardBytes = 4096;
 constexpr std::byte GuardByte{0xa5};
-/// How a rank's job ended: it found the other call and named both, or it
-/// stopped because a peer did.
-constexpr int NamedBoth = 10, Stopped = 11;
+/// How a rank's job ended: it found the other call and named both, it
+/// stopped because a peer did and named both calls as the cause, or it
+/// stopped without.
+constexpr int NamedBoth = 10, StoppedNamingBoth = 11, Stopped = 12;
 
-/// How the odd rank's call differs from the others'.
-enum class Difference { Count, Type, Op, Root, Collective, Plan, SkippedCall, Kernel };
+/// How the odd rank's call differs from the others'. The last two exchange
+/// no message of the other call: ranks that disagree on a reduction's root
+/// both wait to receive, and an allgather on the ring sends where the
+/// others, whose allreduce runs on the butterfly, do not read.
+enum class Difference {
+  Count,
+  Type,
+  Op,
+  Root,
+  Collective,
+  Plan,
+  SkippedCall,
+  Kernel,
+  ReduceRoot,
+  Connections,
+};
 
 struct Case {
   const char *Name;
@@ -62,6 +84,13 @@ const Case Cases[] = {
     {"Kernel", Difference::Kernel, 4},
 };
 
+/// Calls that only the call board tells apart.
+const Case SilentCases[] = {
+    {"ReduceRoot", Difference::ReduceRoot, 2},
+    {"ReduceRoot", Difference::ReduceRoot, 3},
+    {"Connections", Difference::Connections, 4},
+};
+
 /// The call rank Rank makes in case K.
 perf::Call callOf(const Case &K, int Rank) {
   perf::Call C;
@@ -71,6 +100,8 @@ perf::Call callOf(const Case &K, int Rank) {
     C.Collective = CollectiveKind::Broadcast;
     C.Count = RootCount;
   }
+  if (K.What == Difference::ReduceRoot)
+    C.Collective = CollectiveKind::Reduce;
   if (Rank != Odd)
     return C;
   switch (K.What) {
@@ -78,7 +109,9 @@ perf::Call callOf(const Case &K, int Rank) {
   case Difference::Type: C.Type = cclcInt32; break; // of f32's size
   case Difference::Op:
   case Difference::Kernel: C.Op = cclcMax; break;
-  case Difference::Root: C.Root = 1; break;
+  case Difference::Root:
+  case Difference::ReduceRoot: C.Root = 1; break;
+  case Difference::Connections: C.Collective = CollectiveKind::AllGather; break;
   case Difference::Collective: C.Collective = CollectiveKind::AllGather; break;
   case Difference::Plan:
   case Difference::SkippedCall: break;
@@ -116,6 +149,14 @@ int runMismatched(cclcComm_t Comm, const Case &K, int Rank, milliseconds Soon) {
   std::vector<float> In(CE.Send, 1.0f), Out(CE.Recv);
   if (K.What != Difference::Plan) {
     cclcResult_t First = perf::invoke(Common, In.data(), Out.data(), Comm);
+    // The allreduce ran on the butterfly; the allgather connects the ring
+    // apart from it.
+    if (K.What == Difference::Connections && First == cclcSuccess) {
+      perf::Call Ring{.Collective = CollectiveKind::AllGather, .Count = Count};
+      perf::Extents RE = perf::extents(Ring, K.NRanks);
+      std::vector<float> RIn(RE.Send, 1.0f), ROut(RE.Recv);
+      First = perf::invoke(Ring, RIn.data(), ROut.data(), Comm);
+    }
     if (First != cclcSuccess) {
       expect(First == cclcRemoteError, std::string("the first allreduce returned ") +
                                            cclcGetErrorString(First) + ": " +
@@ -146,20 +187,25 @@ int runMismatched(cclcComm_t Comm, const Case &K, int Rank, milliseconds Soon) {
   expect(Send.guardsIntact() && Recv.guardsIntact(), "the call wrote outside its buffers");
   expect(Why.find("failed on rank " + std::to_string(Rank)) != std::string::npos,
          "the error says where: " + Why);
+  // "rank 1 called allreduce of 2 MiB (f32, sum) with ring_allreduce#... as
+  // its call 2 where rank 2 called allreduce of 1 MiB (f32, sum) with ...",
+  // this rank being the second where it found the mismatch itself.
+  auto NamesBoth = [&](const std::string &Second) {
+    size_t Theirs = Why.find(" called ");
+    size_t Other = Why.find(" where rank " + Second, Theirs);
+    return Theirs != std::string::npos && Other != std::string::npos &&
+           Why.find(" as its call ", Theirs) < Other &&
+           Why.find(" as its call ", Other) != std::string::npos;
+  };
   int Outcome = Stopped;
   if (Result == cclcInvalidUsage) {
-    // "rank 1 called allreduce of 2 MiB (f32, sum) with ring_allreduce#... as
-    // its call 2 where rank 2 called allreduce of 1 MiB (f32, sum) with ..."
-    size_t Theirs = Why.find(" called ");
-    size_t Mine = Why.find(" where rank " + std::to_string(Rank) + " called ");
-    expect(Theirs != std::string::npos && Mine != std::string::npos && Theirs < Mine &&
-               Why.find(" as its call ", Theirs) < Mine &&
-               Why.find(" as its call ", Mine) != std::string::npos,
-           "the error names both calls: " + Why);
+    expect(NamesBoth(std::to_string(Rank) + " called "), "the error names both calls: " + Why);
     Outcome = NamedBoth;
   } else {
     expect(Result == cclcRemoteError,
            std::string("a stopped rank returned ") + cclcGetErrorString(Result) + ": " + Why);
+    if (NamesBoth(""))
+      Outcome = StoppedNamingBoth;
   }
   cclcResult_t Again = perf::invoke(Common, In.data(), Out.data(), Comm);
   expect(Again == cclcInvalidUsage &&
@@ -171,17 +217,21 @@ int runMismatched(cclcComm_t Comm, const Case &K, int Rank, milliseconds Soon) {
 
 class Mismatch : public ::testing::TestWithParam<std::tuple<const char *, Case>> {};
 
-TEST_P(Mismatch, FailsEveryRankAndWritesNothingOutsideTheBuffers) {
-  auto [Transport, K] = GetParam();
+/// Runs case K over Transport; returns each rank's outcome.
+std::vector<int> runCase(const char *Transport, const Case &K) {
   constexpr milliseconds Timeout(10000), Soon(5000);
   ScopedTransport TransportEnv(Transport);
   ScopedEnv TimeoutEnv("CCLC_TIMEOUT_MS", std::to_string(Timeout.count()));
   // The ring, and the ring with twice the chunks: one name, another schedule.
-  std::string Ring, Finer;
+  std::string Ring, Finer, Butterfly;
+  if (K.What == Difference::Connections)
+    Butterfly = compilePlan("butterfly-allreduce", K.NRanks);
   if (K.What == Difference::Plan) {
     Ring = compilePlan("ring-allreduce", K.NRanks);
     Finer = compilePlan("ring-allreduce", K.NRanks, {.ChunksFactor = 2});
-    ASSERT_FALSE(Ring.empty() || Finer.empty());
+    EXPECT_FALSE(Ring.empty() || Finer.empty());
+    if (Ring.empty() || Finer.empty())
+      return {};
   }
   std::vector<int> Status = perf::runLocalRanks(
       K.NRanks,
@@ -192,6 +242,9 @@ TEST_P(Mismatch, FailsEveryRankAndWritesNothingOutsideTheBuffers) {
           const std::string &Plan = Rank == Odd ? Finer : Ring;
           ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading the plan");
         }
+        if (K.What == Difference::Connections)
+          ok(cclcCommLoadPlanText(Comm, Butterfly.data(), Butterfly.size()),
+             "loading the butterfly");
         if (K.What == Difference::Kernel)
           ok(cclcCommRegisterKernels(Comm, gen::ring_allreduce_kernels,
                                      std::size(gen::ring_allreduce_kernels)),
@@ -199,16 +252,38 @@ TEST_P(Mismatch, FailsEveryRankAndWritesNothingOutsideTheBuffers) {
         return runMismatched(Comm, K, Rank, Soon);
       },
       std::chrono::seconds(60));
-  int Named = 0;
+  std::vector<int> Outcomes;
   for (int Rank = 0; Rank < K.NRanks; ++Rank) {
     std::string Got = perf::describeStatus(Status[size_t(Rank)]);
-    Named += Got == "exited with " + std::to_string(NamedBoth);
-    EXPECT_TRUE(Got == "exited with " + std::to_string(NamedBoth) ||
-                Got == "exited with " + std::to_string(Stopped))
-        << "rank " << Rank << " " << Got;
+    int Outcome = -1;
+    for (int Known : {NamedBoth, StoppedNamingBoth, Stopped})
+      if (Got == "exited with " + std::to_string(Known))
+        Outcome = Known;
+    EXPECT_NE(Outcome, -1) << "rank " << Rank << " " << Got;
+    Outcomes.push_back(Outcome);
   }
-  // The first failure is always a rank that received the other call.
-  EXPECT_GE(Named, 1);
+  return Outcomes;
+}
+
+/// Expects every rank to name both calls where the transport tells stopped
+/// ranks the cause (shared memory), else at least the rank that found the
+/// mismatch.
+void expectNamed(const char *Transport, const std::vector<int> &Outcomes) {
+  bool Told = std::string(Transport) != "tcp";
+  int Found = 0;
+  for (size_t Rank = 0; Rank < Outcomes.size(); ++Rank) {
+    Found += Outcomes[Rank] == NamedBoth;
+    if (Told) {
+      EXPECT_NE(Outcomes[Rank], Stopped) << "rank " << Rank << " did not name both calls";
+    }
+  }
+  // The first failure is always a rank that found the other call.
+  EXPECT_GE(Found, 1);
+}
+
+TEST_P(Mismatch, FailsEveryRankAndWritesNothingOutsideTheBuffers) {
+  auto [Transport, K] = GetParam();
+  expectNamed(Transport, runCase(Transport, K));
 }
 
 std::string caseName(const ::testing::TestParamInfo<Mismatch::ParamType> &Info) {
@@ -219,6 +294,19 @@ std::string caseName(const ::testing::TestParamInfo<Mismatch::ParamType> &Info) 
 INSTANTIATE_TEST_SUITE_P(Transports, Mismatch,
                          ::testing::Combine(::testing::Values("shm", "shm_single_copy", "tcp"),
                                             ::testing::ValuesIn(Cases)),
+                         caseName);
+
+/// Calls that exchange no message of the other call: the call board finds them.
+using SilentMismatch = Mismatch;
+
+TEST_P(SilentMismatch, FailsEveryRankBeforeTheTimeout) {
+  auto [Transport, K] = GetParam();
+  expectNamed(Transport, runCase(Transport, K));
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedMemory, SilentMismatch,
+                         ::testing::Combine(::testing::Values("shm", "shm_single_copy"),
+                                            ::testing::ValuesIn(SilentCases)),
                          caseName);
 
 } // namespace

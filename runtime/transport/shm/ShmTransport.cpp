@@ -3,6 +3,7 @@
 #include "runtime/transport/shm/ShmTransport.h"
 
 #include "runtime/bootstrap/Bootstrap.h"
+#include "runtime/transport/shm/CallBoard.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -18,9 +19,10 @@ namespace cclc::net {
 namespace {
 
 /// "cclcshm" and a layout version.
-constexpr uint32_t SegmentMagic = 0x63'73'68'02u;
+constexpr uint32_t SegmentMagic = 0x63'73'68'03u;
 
-/// The first cache line of a segment; the FIFOs follow, each on a cache line.
+/// The first cache line of a segment; the two sides' call board
+/// (CallBoard.h) and the FIFOs follow, each on cache lines of its own.
 struct SegmentHeader {
   alignas(64) std::atomic<uint32_t> Abort{0};
   uint32_t Magic = 0;
@@ -52,8 +54,10 @@ size_t fifoStride(uint32_t NumSlots, size_t SlotBytes) {
   return (host::Fifo::bytesFor(NumSlots, SlotBytes) + 63) / 64 * 64;
 }
 
+size_t fifosOffset() { return sizeof(SegmentHeader) + CallBoard::bytes(); }
+
 size_t segmentBytes(uint32_t NumFifos, uint32_t NumSlots, size_t SlotBytes) {
-  return sizeof(SegmentHeader) + NumFifos * fifoStride(NumSlots, SlotBytes);
+  return fifosOffset() + NumFifos * fifoStride(NumSlots, SlotBytes);
 }
 
 SegmentHeader &header(void *Base) { return *static_cast<SegmentHeader *>(Base); }
@@ -103,8 +107,9 @@ std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t
   H->MarkAddress = uint64_t(uintptr_t(&processMark()));
   H->Mark = processMark();
   H->SingleCopyMin = SingleCopyMin;
+  CallBoard::init(Seg->boardMemory());
   for (uint32_t I = 0; I < NumFifos; ++I)
-    host::Fifo::place(static_cast<std::byte *>(Seg->Base) + sizeof(SegmentHeader) +
+    host::Fifo::place(static_cast<std::byte *>(Seg->Base) + fifosOffset() +
                           I * fifoStride(NumSlots, SlotBytes),
                       NumSlots, SlotBytes, /*Init=*/true);
   H->Magic = SegmentMagic;
@@ -159,12 +164,14 @@ ShmSegment::~ShmSegment() {
 
 host::Fifo ShmSegment::fifo(uint32_t Index) const {
   const SegmentHeader &H = header(Base);
-  return host::Fifo::place(static_cast<std::byte *>(Base) + sizeof(SegmentHeader) +
+  return host::Fifo::place(static_cast<std::byte *>(Base) + fifosOffset() +
                                Index * fifoStride(H.NumSlots, H.SlotBytes),
                            H.NumSlots, H.SlotBytes, /*Init=*/false);
 }
 
 std::atomic<uint32_t> &ShmSegment::abortWord() { return header(Base).Abort; }
+
+void *ShmSegment::boardMemory() { return static_cast<std::byte *>(Base) + sizeof(SegmentHeader); }
 
 size_t ShmSegment::singleCopyMin() const { return size_t(header(Base).SingleCopyMin); }
 

@@ -13,7 +13,7 @@
 // the sender can write messages straight into the receiver's buffers, and an
 // abort word that both sides' Waiters watch: a rank that fails raises it (to its rank + 1) and the other
 // side stops at once; a rank that dies cannot, and the other side's waits
-// time out instead.
+// time out instead. The two sides' call board follows (CallBoard.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -59,6 +59,8 @@ public:
   const std::string &name() const { return Name; }
   host::Fifo fifo(uint32_t Index) const;
   std::atomic<uint32_t> &abortWord();
+  /// Where the two sides' call board lies (CallBoard.h).
+  void *boardMemory();
   /// The smallest message the receiver offers its buffers for; 0 for none.
   size_t singleCopyMin() const;
   /// The receiver's process, if this process may write into its memory
