@@ -266,7 +266,8 @@ void LinkSetup::attach(const PeerStep &Map, const PeerStep &Mapped) {
 std::unique_ptr<TcpProxy> LinkSetup::connectTcp(const FifoMaker &NewFifo,
                                                 const std::atomic<uint32_t> &Abort,
                                                 std::function<void(const std::string &)> Fail,
-                                                const std::atomic<uint32_t> *Busy) {
+                                                const std::atomic<uint32_t> *Busy,
+                                                std::function<std::string()> Cause) {
   std::vector<TcpPeer> TcpPeers;
   for (auto &[Peer, P] : Peers) {
     if (P.Kind != TransportKind::Tcp)
@@ -292,7 +293,7 @@ std::unique_ptr<TcpProxy> LinkSetup::connectTcp(const FifoMaker &NewFifo,
       for (uint32_t I = 0; I < Peers[T.Peer].NumSockets; ++I)
         T.Sockets.push_back(B.acceptFrom(T.Peer, socketTag(Scope, Peers[T.Peer].Sequence, I)));
   return std::make_unique<TcpProxy>(Rank, std::move(TcpPeers), Abort, std::move(Fail), B.timeout(),
-                                    Busy);
+                                    Busy, std::move(Cause));
 }
 
 } // namespace cclc::net

@@ -159,11 +159,13 @@ public:
   using FifoMaker = std::function<host::Fifo(int Peer, int Channel, bool Send)>;
   /// Makes the FIFOs of every TCP link with NewFifo, opens the sockets of
   /// every TCP peer and starts a proxy thread carrying them, which stops
-  /// when Abort is raised and reports a failure through Fail, and never
-  /// sleeps while Busy (when given) is nonzero. Null when no peer uses TCP.
+  /// when Abort is raised, telling the peers Cause() when given, reports a
+  /// failure through Fail, and never sleeps while Busy (when given) is
+  /// nonzero. Null when no peer uses TCP.
   std::unique_ptr<TcpProxy> connectTcp(const FifoMaker &NewFifo, const std::atomic<uint32_t> &Abort,
                                        std::function<void(const std::string &)> Fail,
-                                       const std::atomic<uint32_t> *Busy = nullptr);
+                                       const std::atomic<uint32_t> *Busy = nullptr,
+                                       std::function<std::string()> Cause = {});
 
 private:
   Bootstrap &B;

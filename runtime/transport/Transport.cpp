@@ -78,7 +78,8 @@ Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<co
   }
   Proxy = Setup.connectTcp(
       [&](int Peer, int Channel, bool Send) { return newTcpFifo(Peer, Channel, Send, Options); },
-      LocalAbort, [this](const std::string &Cause) { abort(Cause); });
+      LocalAbort, [this](const std::string &Cause) { abort(Cause); }, nullptr,
+      [this] { return failure(); });
 }
 
 Connections::~Connections() { Proxy.reset(); }

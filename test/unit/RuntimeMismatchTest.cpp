@@ -136,6 +136,17 @@ private:
   std::vector<std::byte> Memory;
 };
 
+/// Whether Why names two calls: "rank 1 called allreduce of 2 MiB (f32, sum)
+/// with ring_allreduce#... as its call 2 where rank 2 called allreduce of 1
+/// MiB (f32, sum) with ...", the second rank's name starting with Second.
+bool namesBothCalls(const std::string &Why, const std::string &Second) {
+  size_t Theirs = Why.find(" called ");
+  size_t Other = Why.find(" where rank " + Second, Theirs);
+  return Theirs != std::string::npos && Other != std::string::npos &&
+         Why.find(" as its call ", Theirs) < Other &&
+         Why.find(" as its call ", Other) != std::string::npos;
+}
+
 /// Makes rank Rank's call of case K on Comm, after the job's common first
 /// call, and checks how it fails; returns NamedBoth or Stopped.
 int runMismatched(cclcComm_t Comm, const Case &K, int Rank, milliseconds Soon) {
@@ -158,11 +169,11 @@ int runMismatched(cclcComm_t Comm, const Case &K, int Rank, milliseconds Soon) {
       First = perf::invoke(Ring, RIn.data(), ROut.data(), Comm);
     }
     if (First != cclcSuccess) {
-      expect(First == cclcRemoteError, std::string("the first allreduce returned ") +
-                                           cclcGetErrorString(First) + ": " +
-                                           cclcGetLastError(Comm));
+      std::string Why = cclcGetLastError(Comm);
+      expect(First == cclcRemoteError,
+             std::string("the first allreduce returned ") + cclcGetErrorString(First) + ": " + Why);
       ok(cclcCommAbort(Comm), "cclcCommAbort");
-      return Stopped;
+      return namesBothCalls(Why, "") ? StoppedNamingBoth : Stopped;
     }
   }
   if (K.What == Difference::SkippedCall && Rank == Odd)
@@ -187,24 +198,15 @@ int runMismatched(cclcComm_t Comm, const Case &K, int Rank, milliseconds Soon) {
   expect(Send.guardsIntact() && Recv.guardsIntact(), "the call wrote outside its buffers");
   expect(Why.find("failed on rank " + std::to_string(Rank)) != std::string::npos,
          "the error says where: " + Why);
-  // "rank 1 called allreduce of 2 MiB (f32, sum) with ring_allreduce#... as
-  // its call 2 where rank 2 called allreduce of 1 MiB (f32, sum) with ...",
-  // this rank being the second where it found the mismatch itself.
-  auto NamesBoth = [&](const std::string &Second) {
-    size_t Theirs = Why.find(" called ");
-    size_t Other = Why.find(" where rank " + Second, Theirs);
-    return Theirs != std::string::npos && Other != std::string::npos &&
-           Why.find(" as its call ", Theirs) < Other &&
-           Why.find(" as its call ", Other) != std::string::npos;
-  };
   int Outcome = Stopped;
   if (Result == cclcInvalidUsage) {
-    expect(NamesBoth(std::to_string(Rank) + " called "), "the error names both calls: " + Why);
+    expect(namesBothCalls(Why, std::to_string(Rank) + " called "),
+           "the error names both calls: " + Why);
     Outcome = NamedBoth;
   } else {
     expect(Result == cclcRemoteError,
            std::string("a stopped rank returned ") + cclcGetErrorString(Result) + ": " + Why);
-    if (NamesBoth(""))
+    if (namesBothCalls(Why, ""))
       Outcome = StoppedNamingBoth;
   }
   cclcResult_t Again = perf::invoke(Common, In.data(), Out.data(), Comm);
@@ -265,17 +267,14 @@ std::vector<int> runCase(const char *Transport, const Case &K) {
   return Outcomes;
 }
 
-/// Expects every rank to name both calls where the transport tells stopped
-/// ranks the cause (shared memory), else at least the rank that found the
-/// mismatch.
-void expectNamed(const char *Transport, const std::vector<int> &Outcomes) {
-  bool Told = std::string(Transport) != "tcp";
+/// Expects every rank to name both calls: the rank that found the mismatch,
+/// and those stopped by its abort, which learn its cause from the call
+/// board (shared memory) or an abort frame (TCP).
+void expectNamed(const std::vector<int> &Outcomes) {
   int Found = 0;
   for (size_t Rank = 0; Rank < Outcomes.size(); ++Rank) {
     Found += Outcomes[Rank] == NamedBoth;
-    if (Told) {
-      EXPECT_NE(Outcomes[Rank], Stopped) << "rank " << Rank << " did not name both calls";
-    }
+    EXPECT_NE(Outcomes[Rank], Stopped) << "rank " << Rank << " did not name both calls";
   }
   // The first failure is always a rank that found the other call.
   EXPECT_GE(Found, 1);
@@ -283,7 +282,7 @@ void expectNamed(const char *Transport, const std::vector<int> &Outcomes) {
 
 TEST_P(Mismatch, FailsEveryRankAndWritesNothingOutsideTheBuffers) {
   auto [Transport, K] = GetParam();
-  expectNamed(Transport, runCase(Transport, K));
+  expectNamed(runCase(Transport, K));
 }
 
 std::string caseName(const ::testing::TestParamInfo<Mismatch::ParamType> &Info) {
@@ -301,7 +300,7 @@ using SilentMismatch = Mismatch;
 
 TEST_P(SilentMismatch, FailsEveryRankBeforeTheTimeout) {
   auto [Transport, K] = GetParam();
-  expectNamed(Transport, runCase(Transport, K));
+  expectNamed(runCase(Transport, K));
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedMemory, SilentMismatch,

@@ -23,7 +23,11 @@ enum class FrameType : uint32_t {
   Data = 1, ///< Message Seq of Channel, its slot's size word and stamp; the payload follows.
   Credit,   ///< The receiver has released every message of Channel before Seq.
   Goodbye,  ///< The sender is done with this socket; its EOF is expected.
+  Abort,    ///< The sender aborted; SizeWord bytes of its cause follow, then its EOF.
 };
+
+/// The longest cause an abort frame carries.
+constexpr size_t AbortCauseBytes = 1000;
 
 struct Frame {
   FrameType Type;
@@ -107,6 +111,8 @@ struct Conn {
   Frame In{};
   size_t InGot = 0;
   RecvLane *Lane = nullptr;
+  /// The payload of an abort frame being read.
+  std::string Cause;
   std::byte *Payload = nullptr;
   size_t PayloadBytes = 0;
   size_t PayloadGot = 0;
@@ -140,6 +146,7 @@ struct TcpProxy::Engine {
   std::function<void(const std::string &)> Fail;
   std::chrono::milliseconds Timeout;
   const std::atomic<uint32_t> *Busy;
+  std::function<std::string()> Cause;
   void run(const std::atomic<bool> &Finishing);
   bool dispatch(PeerState &P, bool Leaving);
   bool write(Conn &C);
@@ -148,14 +155,17 @@ struct TcpProxy::Engine {
   bool beginFrame(Conn &C);
   void endData(Conn &C);
   void peerClosed(Conn &C, const std::string &Error);
+  /// Tells every peer the cause of this rank's abort, where its socket is
+  /// between frames and takes the frame at once, then closes every socket.
+  void abortAll();
   void closeAll();
   NetError protocolError(const Conn &C, const std::string &What) const;
 };
 
 TcpProxy::TcpProxy(int Rank, std::vector<TcpPeer> Peers, const std::atomic<uint32_t> &Abort,
                    std::function<void(const std::string &)> Fail, std::chrono::milliseconds Timeout,
-                   const std::atomic<uint32_t> *Busy)
-    : E(new Engine{Rank, {}, Abort, std::move(Fail), Timeout, Busy}) {
+                   const std::atomic<uint32_t> *Busy, std::function<std::string()> Cause)
+    : E(new Engine{Rank, {}, Abort, std::move(Fail), Timeout, Busy, std::move(Cause)}) {
   E->Peers.reserve(Peers.size());
   for (TcpPeer &TP : Peers) {
     PeerState &P = E->Peers.emplace_back();
@@ -187,7 +197,7 @@ void TcpProxy::Engine::run(const std::atomic<bool> &Finishing) {
   try {
     for (;;) {
       if (Abort.load(std::memory_order_relaxed)) {
-        closeAll();
+        abortAll();
         return;
       }
       bool Leaving = Finishing.load(std::memory_order_acquire);
@@ -229,7 +239,7 @@ void TcpProxy::Engine::run(const std::atomic<bool> &Finishing) {
     }
   } catch (const NetError &Err) {
     Fail(Err.what());
-    closeAll();
+    abortAll();
   }
 }
 
@@ -295,8 +305,11 @@ bool TcpProxy::Engine::write(Conn &C) {
     if (Sent < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
         return Progress;
-      throw NetError("lost the connection to " + rankName(C.Owner->Peer) + ": " +
-                     std::strerror(errno) + "; it has probably died or aborted");
+      std::string Error = std::strerror(errno);
+      // A peer that aborted may have said why before it closed.
+      read(C);
+      throw NetError("lost the connection to " + rankName(C.Owner->Peer) + ": " + Error +
+                     "; it has probably died or aborted");
     }
     Progress = true;
     C.Written += size_t(Sent);
@@ -318,6 +331,8 @@ bool TcpProxy::Engine::write(Conn &C) {
       ::shutdown(C.S.fd(), SHUT_WR);
       C.State = ConnState::Leaving;
       break;
+    case FrameType::Abort:
+      break; // Written by abortAll() alone, never queued.
     }
   }
   return Progress;
@@ -345,6 +360,9 @@ bool TcpProxy::Engine::read(Conn &C) {
     } else {
       C.PayloadGot += size_t(Got);
       if (C.PayloadGot == C.PayloadBytes) {
+        // The peer's cause is this rank's failure, as it is.
+        if (C.In.Type == FrameType::Abort)
+          throw NetError(C.Cause);
         endData(C);
         FrameDone = true;
       }
@@ -395,6 +413,14 @@ bool TcpProxy::Engine::beginFrame(Conn &C) {
     C.S.close();
     C.State = ConnState::Closed;
     return true;
+  case FrameType::Abort:
+    if (F.SizeWord == 0 || F.SizeWord > AbortCauseBytes)
+      throw protocolError(C, "an abort with a cause of " + std::to_string(F.SizeWord) + " bytes");
+    C.Cause.assign(size_t(F.SizeWord), '\0');
+    C.Payload = reinterpret_cast<std::byte *>(C.Cause.data());
+    C.PayloadBytes = C.Cause.size();
+    C.PayloadGot = 0;
+    return false;
   }
   throw protocolError(C, "a frame of unknown type " + std::to_string(uint32_t(F.Type)));
 }
@@ -417,6 +443,27 @@ void TcpProxy::Engine::peerClosed(Conn &C, const std::string &Error) {
                  (Error.empty() ? " closed its connection without a goodbye"
                                 : "'s connection failed: " + Error) +
                  "; it has probably died or aborted");
+}
+
+void TcpProxy::Engine::abortAll() {
+  std::string Why = Cause ? Cause() : std::string();
+  Why.resize(std::min(Why.size(), AbortCauseBytes));
+  if (!Why.empty()) {
+    Frame F{FrameType::Abort, 0, 0, Why.size(), {}};
+    for (PeerState &P : Peers)
+      for (Conn &C : P.Conns) {
+        if (C.State == ConnState::Closed || C.Written)
+          continue;
+        iovec Iov[2] = {{&F, sizeof F}, {Why.data(), Why.size()}};
+        msghdr Msg{};
+        Msg.msg_iov = Iov;
+        Msg.msg_iovlen = 2;
+        // Best effort: a peer that cannot take it at once learns of the
+        // abort from the closed socket.
+        (void)::sendmsg(C.S.fd(), &Msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+  }
+  closeAll();
 }
 
 void TcpProxy::Engine::closeAll() {

@@ -58,15 +58,18 @@ struct TcpPeer {
 
 class TcpProxy {
 public:
-  /// Starts the proxy thread. It stops when Abort is raised; Fail reports
-  /// the cause of a failure it detects (and must raise Abort). Timeout bounds
+  /// Starts the proxy thread. It stops when Abort is raised, first telling
+  /// every peer the cause Cause() returns (when given) in an abort frame,
+  /// which the peer's proxy reports as its failure, so that ranks stopped by
+  /// an abort over TCP say what went wrong at its origin. Fail reports the
+  /// cause of a failure it detects (and must raise Abort). Timeout bounds
   /// the flush when the proxy is destroyed. An idle proxy sleeps between
   /// polls, except while Busy (when given: GPU kernels count themselves
   /// there while they run) is nonzero, since a kernel posts without waking
   /// it.
   TcpProxy(int Rank, std::vector<TcpPeer> Peers, const std::atomic<uint32_t> &Abort,
            std::function<void(const std::string &)> Fail, std::chrono::milliseconds Timeout,
-           const std::atomic<uint32_t> *Busy = nullptr);
+           const std::atomic<uint32_t> *Busy = nullptr, std::function<std::string()> Cause = {});
   ~TcpProxy();
   TcpProxy(const TcpProxy &) = delete;
   TcpProxy &operator=(const TcpProxy &) = delete;
