@@ -80,8 +80,11 @@ std::optional<Classified> Communicator::asyncError() {
 
 GpuContext &Communicator::gpu(const Request &R) {
   if (!Gpu) {
-    std::unique_ptr<GpuContext> Made =
-        createGpuContext(*Boot, std::string(plan::collectiveName(R.Collective)));
+    std::unique_ptr<GpuContext> Made = createGpuContext(
+        *Boot, std::string(plan::collectiveName(R.Collective)),
+        [this](int Peer, const kern::CallStamp &Sent, const kern::CallStamp &Expected) {
+          return describeMismatch(Peer, Sent, Expected);
+        });
     Made->loadKernels(Table.loaded());
     std::lock_guard<std::mutex> Guard(GpuLock);
     Gpu = std::move(Made);

@@ -136,9 +136,10 @@ private:
   const std::vector<std::exception_ptr> &runOnHost(const Request &R, const Algorithm &A,
                                                    const kern::CallArgs &Args);
   /// "rank 1 called allreduce of 8 KiB (f32, sum) with ring_allreduce#1a2b3c4d
-  /// as its call 3 where rank 0 called ...": both sides of E, a message of
-  /// another call than this rank's.
-  std::string describeMismatch(const host::CallMismatch &E) const;
+  /// as its call 3 where rank 0 called ...": a message from Peer of the call
+  /// Sent where this rank made Expected.
+  std::string describeMismatch(int Peer, const kern::CallStamp &Sent,
+                               const kern::CallStamp &Expected) const;
   /// Records that Call ("allreduce of 4 KiB with ring_allreduce") failed
   /// and throws the cause of Errors, the errors of its channels (or its
   /// one error), with its context.

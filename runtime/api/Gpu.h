@@ -16,11 +16,13 @@
 #include "runtime/api/Status.h"
 #include "runtime/api/Workspace.h"
 
+#include "common/Fifo.h"
 #include "common/KernelTypes.h"
 #include "runtime/bootstrap/Bootstrap.h"
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,11 +57,11 @@ public:
   virtual void copy(void *Dst, const void *Src, size_t Bytes, void *Stream) = 0;
   /// Enqueues R, run by A, on Stream (a cudaStream_t; null for the legacy
   /// default stream) with Args' buffers and count, and returns without
-  /// waiting. A's first launch connects its transports and uploads its
-  /// program, which is collective. Throws ApiError(cclcSystemError) when
-  /// CUDA fails.
+  /// waiting; the kernel stamps its messages with Stamp. A's first launch
+  /// connects its transports and uploads its program, which is collective.
+  /// Throws ApiError(cclcSystemError) when CUDA fails.
   virtual void launch(const Request &R, const Algorithm &A, const kern::CallArgs &Args,
-                      void *Stream) = 0;
+                      const kern::CallStamp &Stamp, void *Stream) = 0;
   /// The first failure of the kernels or the GPU transports; none while all
   /// is well, which costs no CUDA call to learn.
   virtual std::optional<Classified> failure() = 0;
@@ -87,12 +89,18 @@ template <class B> void leaveTogether(GpuContext *Gpu, B &&Barrier) {
   Barrier();
 }
 
+/// Describes a kernel's message from Peer of the call Sent where the
+/// kernel ran Expected, for the failure's message.
+using MismatchWords = std::function<std::string(int Peer, const kern::CallStamp &Sent,
+                                                const kern::CallStamp &Expected)>;
+
 /// A GPU context for Boot's rank on the device current on the calling
-/// thread. Throws ApiError saying why there is none and what to do:
-/// cclcSystemError when CUDA finds no usable device or driver,
-/// cclcInvalidUsage in a build without CUDA. Call ("allreduce") names what
-/// asked for the GPU.
-std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &Boot, const std::string &Call);
+/// thread, describing mismatched calls with Describe. Throws ApiError
+/// saying why there is none and what to do: cclcSystemError when CUDA finds
+/// no usable device or driver, cclcInvalidUsage in a build without CUDA.
+/// Call ("allreduce") names what asked for the GPU.
+std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &Boot, const std::string &Call,
+                                             MismatchWords Describe);
 
 /// The entries of Count cclc::cuda::KernelInfo at Infos, unchecked. Throws
 /// ApiError(cclcInvalidUsage) in a build without CUDA.

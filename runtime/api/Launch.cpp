@@ -165,7 +165,7 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
                          [&](void *Dst, const void *Src, size_t Bytes) {
                            G->copy(Dst, Src, Bytes, Stream);
                          });
-        G->launch(R, *A, Args, Stream);
+        G->launch(R, *A, Args, stampOf(R, A->Identity, Calls), Stream);
       } else {
         kern::CallArgs Args =
             placeBuffers(R, *A, Rank, Send, Recv, Space,
@@ -205,7 +205,8 @@ const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
     try {
       A.run(R, Args, Channel);
     } catch (const host::CallMismatch &E) {
-      host::CommError Described(host::CommStatus::Mismatch, describeMismatch(E));
+      host::CommError Described(host::CommStatus::Mismatch,
+                                describeMismatch(E.Peer, E.Sent, E.Expected));
       Stop(Described.what());
       throw Described;
     } catch (const std::exception &E) {
@@ -215,7 +216,8 @@ const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
   });
 }
 
-std::string Communicator::describeMismatch(const host::CallMismatch &E) const {
+std::string Communicator::describeMismatch(int Peer, const kern::CallStamp &Sent,
+                                           const kern::CallStamp &Expected) const {
   auto Describe = [&](const kern::CallStamp &S) {
     std::optional<Request> R = requestOf(S);
     const Algorithm *A = Table.withIdentity(S.Plan);
@@ -227,8 +229,8 @@ std::string Communicator::describeMismatch(const host::CallMismatch &E) const {
            (A ? planTag(A->Name, S.Plan) : "a plan not loaded here (" + planTag("", S.Plan) + ")") +
            " as its call " + std::to_string(S.Seq);
   };
-  return "rank " + std::to_string(E.Peer) + " called " + Describe(E.Sent) + " where rank " +
-         std::to_string(Rank) + " called " + Describe(E.Expected) +
+  return "rank " + std::to_string(Peer) + " called " + Describe(Sent) + " where rank " +
+         std::to_string(Rank) + " called " + Describe(Expected) +
          "; every rank must make the same collective calls in the same order, with the same "
          "count, type, operator, root and plans";
 }

@@ -21,7 +21,8 @@ namespace {
 
 } // namespace
 
-std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &, const std::string &Call) {
+std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &, const std::string &Call,
+                                             MismatchWords) {
   refuse(Call + " asks for the GPU (a stream, or device buffers)");
 }
 

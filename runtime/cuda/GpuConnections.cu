@@ -267,7 +267,8 @@ GpuConnections::GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sen
           Table.in(Peer, Channel) = cuda::Inbox::inHeader(Q, Peer);
         return host::Fifo::place(Mem.host(), Options.NumSlots, Options.SlotBytes, /*Init=*/true);
       },
-      Abort, [this](const std::string &Cause) { abort(Cause); }, InFlight);
+      Abort, [this](const std::string &Cause) { abort(Cause); }, InFlight,
+      [this] { return failure(); });
 
   OutTable = upload(Table.Outs, Stream.get(), "the send table of " + rankName(Rank));
   InTable = upload(Table.Ins, Stream.get(), "the receive table of " + rankName(Rank));

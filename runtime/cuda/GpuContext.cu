@@ -131,7 +131,7 @@ cudaStream_t streamOf(void *Stream) {
 
 class CudaContext final : public GpuContext {
 public:
-  explicit CudaContext(net::Bootstrap &Boot);
+  CudaContext(net::Bootstrap &Boot, MismatchWords Describe);
   ~CudaContext() override;
 
   void checkBuffer(const void *Buffer, const char *Name) override;
@@ -139,6 +139,7 @@ public:
   Workspace &space() override { return *Space; }
   void copy(void *Dst, const void *Src, size_t Bytes, void *Stream) override;
   void launch(const Request &R, const Algorithm &A, const kern::CallArgs &Args,
+              const kern::CallStamp &Stamp,
               void *Stream) override;
   std::optional<Classified> failure() override;
   void synchronize() override;
@@ -173,6 +174,8 @@ private:
 
   net::Bootstrap &Boot;
   int Rank;
+  /// Names both calls of a message from another call.
+  MismatchWords Describe;
   int Device = 0;
   /// A kernel wait's limit, 0 for none (CCLC_KERNEL_TIMEOUT_MS).
   uint64_t KernelTimeoutNs;
@@ -208,8 +211,8 @@ private:
   std::map<const Algorithm *, Prepared> Algorithms;
 };
 
-CudaContext::CudaContext(net::Bootstrap &Boot)
-    : Boot(Boot), Rank(Boot.rank()),
+CudaContext::CudaContext(net::Bootstrap &Boot, MismatchWords Describe)
+    : Boot(Boot), Rank(Boot.rank()), Describe(std::move(Describe)),
       KernelTimeoutNs(uint64_t(std::chrono::nanoseconds(kernelTimeoutFromEnvironment()).count())) {
   const char *Remedy = "run where a CUDA device and its driver are present, or pass host buffers "
                        "and a NULL stream to run on the host";
@@ -367,7 +370,7 @@ const CudaContext::Prepared &CudaContext::prepare(const Algorithm &A) {
 }
 
 void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallArgs &Call,
-                         void *Stream) {
+                         const kern::CallStamp &Stamp, void *Stream) {
   reporting([&] {
     DeviceScope Scope(Device);
     // For the first call's setup, and the device queries before a launch.
@@ -381,6 +384,7 @@ void CudaContext::launch(const Request &R, const Algorithm &A, const kern::CallA
     Args.Status = static_cast<cuda::KernelStatus *>(Status.get());
     Args.TimeoutNs = KernelTimeoutNs;
     Args.InFlight = static_cast<uint32_t *>(Busy.device());
+    Args.Call = Stamp;
     std::string Why;
     cudaError_t Err =
         A.Kind == Algorithm::Executor::CudaKernel
@@ -443,13 +447,17 @@ std::optional<Classified> CudaContext::failure() {
     // A kernel that faulted leaves the device unusable: every call fails.
     return Classified{cclcSystemError, Prefix + E.what()};
   }
-  std::string Cause = cuda::CommStatus(S.Code) == cuda::CommStatus::Ok
+  cuda::CommStatus Code = cuda::CommStatus(S.Code);
+  bool OtherCall = Code == cuda::CommStatus::Mismatch && S.Sent.Seq;
+  std::string Cause = Code == cuda::CommStatus::Ok
                           ? (Heard.empty() ? "a rank of this host aborted the GPU collectives" : Heard)
-                          : cuda::describe(S);
+                      : OtherCall ? Describe(S.Peer, S.Sent, S.Called)
+                                  : cuda::describe(S);
   if (!Heard.empty() && Cause.find(Heard) == std::string::npos)
     Cause += " (first failure: " + Heard + ")";
-  return Classified{cuda::CommStatus(S.Code) == cuda::CommStatus::Timeout ? cclcTimeout
-                                                                           : cclcRemoteError,
+  return Classified{Code == cuda::CommStatus::Timeout ? cclcTimeout
+                    : OtherCall                       ? cclcInvalidUsage
+                                                      : cclcRemoteError,
                     Prefix + Cause};
 }
 
@@ -474,9 +482,10 @@ void CudaContext::abort(const std::string &Cause) {
 
 } // namespace
 
-std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &Boot, const std::string &Call) {
+std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &Boot, const std::string &Call,
+                                             MismatchWords Describe) {
   try {
-    return std::make_unique<CudaContext>(Boot);
+    return std::make_unique<CudaContext>(Boot, std::move(Describe));
   } catch (const gpu::CudaError &E) {
     throw ApiError(cclcSystemError, "cannot run " + Call + " on the GPU: " + E.what());
   }

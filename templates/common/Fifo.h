@@ -9,10 +9,10 @@
 //   [counters][uint64_t Sizes[NumSlots]][CallStamp Stamps[NumSlots]][padding][slots]
 //
 // Each target brings its own counters (atomics on the host, words the
-// device reads with system-scope loads), laid out alike. Host executors
-// stamp the first message of each call on a FIFO with the call, so that a
+// device reads with system-scope loads), laid out alike. Executors stamp
+// the first message of each call on a FIFO with the call, so that a
 // receiver whose peer makes another call fails instead of combining the
-// wrong data (host/Connection.h); the device leaves the stamps alone.
+// wrong data (host/Connection.h, cuda/Connection.cuh).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -24,6 +24,13 @@
 // data; publishing is a barrier followed by thread 0's system-scope release
 // store, which orders every thread's data writes before it.
 //
+// The launch carries its call's stamp (common/Fifo.h), as host executors
+// do: the first message of the call on each FIFO carries the stamp beside
+// its slot and its digest in its size word, and the receiver compares the
+// digest before it reads the message, so ranks that make different calls
+// fail with a mismatch naming the peer's call instead of combining the
+// wrong data.
+//
 // Every wait is bounded by an abort flag in mapped memory, and, when the
 // launch sets one, by a timeout measured on the global timer. A wait that
 // ends that way records why in the kernel's status word, raises the abort
@@ -46,7 +53,7 @@ enum class CommStatus : uint32_t {
   Ok,       ///< Every wait of the kernel completed.
   Timeout,  ///< A peer did not make progress within the timeout.
   Aborted,  ///< Another block, rank or the runtime stopped the collective.
-  Mismatch, ///< A message had a different size than the step expected.
+  Mismatch, ///< A message had a different size, or came from another call, than expected.
 };
 
 /// What a failed wait waited for.
@@ -65,6 +72,9 @@ struct KernelStatus {
   uint32_t Wait;     ///< A WaitKind.
   uint64_t Got;      ///< Mismatch: the size of the message that arrived,
   uint64_t Expected; ///< and the size the step expected.
+  /// A mismatch of calls: the call of the message that arrived, and the
+  /// launch's own; zero for a mismatch of sizes alone.
+  kern::CallStamp Sent, Called;
 };
 
 //===----------------------------------------------------------------------===//
@@ -116,6 +126,9 @@ struct Waiter {
   /// How long one wait may last; 0 waits without a limit, until the abort
   /// flag is raised.
   uint64_t TimeoutNs;
+  /// The call the launch runs, which its first message on each FIFO
+  /// carries; a zero Seq stamps and checks nothing.
+  kern::CallStamp Call;
 };
 
 /// What a block's waits share. Only thread 0 of the block reads or writes
@@ -144,7 +157,8 @@ __device__ __forceinline__ void enterChannel(const Waiter &Wait, int32_t Channel
 /// fills the status word, and the abort flag stops everyone else. Waits
 /// rarely fail, so this and keepWaiting() stay out of line.
 __device__ __noinline__ inline void fail(CommStatus Code, WaitKind What, int32_t Peer,
-                                         uint64_t Got = 0, uint64_t Expected = 0) {
+                                         uint64_t Got = 0, uint64_t Expected = 0,
+                                         const kern::CallStamp *Sent = nullptr) {
   BlockWaits &B = blockWaits();
   B.Failure = Code;
   if (KernelStatus *S = B.Wait.Status; S && atomicCAS(&S->Claimed, 0u, 1u) == 0u) {
@@ -153,6 +167,10 @@ __device__ __noinline__ inline void fail(CommStatus Code, WaitKind What, int32_t
     S->Wait = uint32_t(What);
     S->Got = Got;
     S->Expected = Expected;
+    if (Sent) {
+      S->Sent = *Sent;
+      S->Called = B.Wait.Call;
+    }
     __threadfence_system();
     atomicExch(&S->Code, uint32_t(Code));
   }
@@ -254,6 +272,8 @@ struct Outbox {
   const uint64_t *Head = nullptr;
   /// Messages this side posted: Tail, as only this side writes it.
   uint64_t Step = 0;
+  /// The number of the last call whose first message was stamped.
+  uint64_t Stamped = 0;
 
   /// A FIFO whose counters both lie in its header (mapped memory a host
   /// proxy shares, or a FIFO on the one device).
@@ -275,12 +295,19 @@ struct Outbox {
     });
   }
   /// Publishes the acquired slot holding Bytes bytes, once every thread has
-  /// written its part.
+  /// written its part; the call's first also carries the call's stamp.
   __device__ void post(size_t Bytes) {
     __syncthreads();
     if (threadIdx.x == 0) {
       uint64_t Posted = Step;
-      Q.Sizes[Posted % Q.NumSlots] = Bytes;
+      uint64_t Word = Bytes;
+      const kern::CallStamp &Call = blockWaits().Wait.Call;
+      if (Call.Seq && Call.Seq != Stamped) {
+        Q.Stamps[Posted % Q.NumSlots] = Call;
+        Word = kern::stampDigest(Call) | (Bytes & 0xffffffffull);
+        Stamped = Call.Seq;
+      }
+      Q.Sizes[Posted % Q.NumSlots] = Word;
       storeRelease(&Q.Header->Tail, Posted + 1);
       Step = Posted + 1;
     }
@@ -297,6 +324,8 @@ struct Inbox {
   uint64_t *Head = nullptr;
   /// Messages this side consumed: Head, as only this side writes it.
   uint64_t Step = 0;
+  /// The number of the last call whose first message was checked.
+  uint64_t Checked = 0;
 
   /// A FIFO whose counters both lie in its header (see Outbox::inHeader).
   __host__ __device__ static Inbox inHeader(const Fifo &Q, int32_t Peer) {
@@ -306,14 +335,28 @@ struct Inbox {
   /// True when a message waits (thread 0).
   __device__ bool ready() const { return loadAcquire(&Q.Header->Tail) != Step; }
   /// Waits for the next message and returns its slot, or null once the wait
-  /// failed; Bytes must be the message's size.
+  /// failed; Bytes must be the message's size, and the call's first must
+  /// carry the call's digest.
   __device__ const std::byte *peek(size_t Bytes) {
     return blockWait<const std::byte *>([&]() -> const std::byte * {
       uint64_t Consumed = Step;
       if (!spinUntil([&] { return loadAcquire(&Q.Header->Tail) != Consumed; }, WaitKind::Receive,
                      Peer))
         return nullptr;
-      uint64_t Got = Q.Sizes[Consumed % Q.NumSlots];
+      uint64_t Word = Q.Sizes[Consumed % Q.NumSlots];
+      uint64_t Got = kern::wordBytes(Word);
+      const kern::CallStamp &Call = blockWaits().Wait.Call;
+      if (Call.Seq && Call.Seq != Checked) {
+        // As on the host: another size under the same digest is the same
+        // call, run by schedules whose plan hashes agree.
+        const kern::CallStamp &Sent = Q.Stamps[Consumed % Q.NumSlots];
+        if (kern::wordDigest(Word) != kern::stampDigest(Call) || (Got != Bytes && Sent != Call)) {
+          kern::CallStamp Theirs = Sent;
+          fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes, &Theirs);
+          return nullptr;
+        }
+        Checked = Call.Seq;
+      }
       if (Got != Bytes) {
         fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes);
         return nullptr;

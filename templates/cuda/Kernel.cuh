@@ -61,6 +61,9 @@ struct KernelArgs : kern::CallArgs {
   /// Mapped memory where each block of a running kernel counts itself, so
   /// that a host proxy keeps polling while it is nonzero; may be null.
   uint32_t *InFlight = nullptr;
+  /// The call this launch runs, whose first message on each FIFO carries it
+  /// (cuda/Connection.cuh); a zero Seq stamps and checks nothing.
+  kern::CallStamp Call{};
 };
 
 /// Element types and operators a kernel can be instantiated for; host
@@ -94,7 +97,7 @@ struct KernelInfo {
 /// skipped.
 template <class T, class F>
 __device__ void forEachRound(const KernelArgs &Args, kern::GridShape Shape, F &&Body) {
-  enterChannel(Waiter{Args.Abort, Args.Status, Args.TimeoutNs}, int32_t(blockIdx.x));
+  enterChannel(Waiter{Args.Abort, Args.Status, Args.TimeoutNs, Args.Call}, int32_t(blockIdx.x));
   if (threadIdx.x == 0 && Args.InFlight)
     atomicAdd(Args.InFlight, 1u);
   kern::RoundPlan Plan = kern::RoundPlan::make(Shape, Args.Count, sizeof(T), Args.SlotBytes);
@@ -213,6 +216,11 @@ inline std::string describe(const KernelStatus &S) {
   case CommStatus::Aborted:
     return "aborted while waiting to " + Where;
   case CommStatus::Mismatch:
+    if (S.Sent.Seq)
+      return "rank " + std::to_string(S.Peer) + " sent a message of another call on channel " +
+             std::to_string(S.Channel) + " (its call " + std::to_string(S.Sent.Seq) +
+             ", this rank's call " + std::to_string(S.Called.Seq) +
+             "); every rank must make the same calls";
     return "received " + std::to_string(S.Got) + " bytes from rank " + std::to_string(S.Peer) +
            " on channel " + std::to_string(S.Channel) + " where the schedule expects " +
            std::to_string(S.Expected) + "; the ranks run different plans or kernels";

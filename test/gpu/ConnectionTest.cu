@@ -6,8 +6,9 @@
 // host operators' result, through small FIFOs that wrap many times. A rank
 // whose peer never comes, a raised abort flag and ranks that disagree on
 // the message sizes must each end the kernels with the right status instead
-// of a hang. A host thread using host/Connection.h must talk to a kernel
-// through the same FIFO memory.
+// of a hang; so must ranks whose launches carry different calls' stamps,
+// at their first message. A host thread using host/Connection.h must talk
+// to a kernel through the same FIFO memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -223,8 +224,19 @@ std::vector<int> owners(size_t Count, size_t ElemBytes) {
   return Owner;
 }
 
-/// Runs the allreduce variant V of D (host type H) with DOp on both ranks
-/// and checks both outputs against HOp on the host.
+/// The stamp of call Seq of an allreduce of Count elements with operator Op.
+kern::CallStamp callStamp(uint64_t Seq, size_t Count, uint8_t Op) {
+  kern::CallStamp S;
+  S.Seq = Seq;
+  S.Count = Count;
+  S.Plan = 0x5eed;
+  S.Op = Op;
+  return S;
+}
+
+/// Runs the allreduce variant V of D (host type H) with DOp on both ranks,
+/// as two calls of one stamp, and checks both outputs of the second against
+/// HOp on the host.
 template <class D, class H, class DOp, class HOp, Variant V> void checkAllReduce() {
   constexpr size_t Count = 10007; // Many rounds, the last one ragged.
   RankPair Ranks;
@@ -239,10 +251,14 @@ template <class D, class H, class DOp, class HOp, Variant V> void checkAllReduce
     Args.push_back(
         Ranks.args(Rank, Inputs[Rank]->get(), Outputs[Rank]->get(), Count, 10'000'000'000));
   }
-  Ranks.run(allReduceInfo<D, DOp, V>(), Args);
-  for (int Rank = 0; Rank < 2; ++Rank)
-    ASSERT_EQ(uint32_t(cuda::CommStatus::Ok), Ranks.status(Rank).Code)
-        << "rank " << Rank << ": " << cuda::describe(Ranks.status(Rank));
+  for (uint64_t Seq : {1, 2}) {
+    for (cuda::KernelArgs &A : Args)
+      A.Call = callStamp(Seq, Count, 0);
+    Ranks.run(allReduceInfo<D, DOp, V>(), Args);
+    for (int Rank = 0; Rank < 2; ++Rank)
+      ASSERT_EQ(uint32_t(cuda::CommStatus::Ok), Ranks.status(Rank).Code)
+          << "call " << Seq << ", rank " << Rank << ": " << cuda::describe(Ranks.status(Rank));
+  }
   std::vector<int> Owner = owners(Count, sizeof(D));
   for (int Rank = 0; Rank < 2; ++Rank) {
     std::vector<D> Got = Outputs[Rank]->download();
@@ -360,6 +376,32 @@ TEST(TwoRanks, DifferentMessageSizesAreReported) {
   EXPECT_EQ(80u, S.Expected);
   EXPECT_EQ(uint32_t(cuda::CommStatus::Aborted), Ranks.status(0).Code)
       << "rank 0 stops on the abort flag rank 1 raised: " << cuda::describe(Ranks.status(0));
+}
+
+TEST(TwoRanks, DifferentCallsFailAtTheirFirstMessage) {
+  // The sizes agree; only the stamps (another operator) tell the calls apart.
+  RankPair Ranks;
+  LoneRun Rank0(1000), Rank1(1000);
+  std::vector<cuda::KernelArgs> Args = {
+      Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 1000, 10'000'000'000),
+      Ranks.args(1, Rank1.Input.get(), Rank1.Output.get(), 1000, 10'000'000'000)};
+  Args[0].Call = callStamp(1, 1000, 0);
+  Args[1].Call = callStamp(1, 1000, 2);
+  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::SendRecv>(), Args);
+  int Found = 0;
+  for (int Rank = 0; Rank < 2; ++Rank) {
+    cuda::KernelStatus S = Ranks.status(Rank);
+    if (S.Code == uint32_t(cuda::CommStatus::Aborted))
+      continue;
+    ++Found;
+    ASSERT_EQ(uint32_t(cuda::CommStatus::Mismatch), S.Code) << cuda::describe(S);
+    EXPECT_EQ(1 - Rank, S.Peer);
+    EXPECT_EQ(Args[size_t(1 - Rank)].Call, S.Sent);
+    EXPECT_EQ(Args[size_t(Rank)].Call, S.Called);
+    EXPECT_EQ(0u, cuda::describe(S).find("rank " + std::to_string(1 - Rank) +
+                                         " sent a message of another call"));
+  }
+  EXPECT_GE(Found, 1) << "a rank received the other call's first message";
 }
 
 TEST(TwoRanks, LaunchRefusesBlocksThatCannotAllBeResident) {

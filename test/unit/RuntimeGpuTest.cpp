@@ -190,7 +190,7 @@ public:
   runtime::Workspace &space() override { unexpected("space"); }
   void copy(void *, const void *, size_t, void *) override { unexpected("copy"); }
   void launch(const runtime::Request &, const runtime::Algorithm &, const kern::CallArgs &,
-              void *) override {
+              const kern::CallStamp &, void *) override {
     unexpected("launch");
   }
   std::optional<runtime::Classified> failure() override { unexpected("failure"); }

@@ -28,6 +28,9 @@ enum class FrameType : uint32_t {
 
 /// The longest cause an abort frame carries.
 constexpr size_t AbortCauseBytes = 1000;
+/// How long an aborting proxy reads what its peers still send before it
+/// closes their sockets.
+constexpr std::chrono::milliseconds AbortLinger{1000};
 
 struct Frame {
   FrameType Type;
@@ -462,6 +465,34 @@ void TcpProxy::Engine::abortAll() {
         // abort from the closed socket.
         (void)::sendmsg(C.S.fd(), &Msg, MSG_NOSIGNAL | MSG_DONTWAIT);
       }
+  }
+  // Closing a socket with unread data resets it, and a reset discards what
+  // the peer has yet to read, the cause among it: end the writes, then read
+  // until each peer closes too (it aborts once it reads the cause), for at
+  // most AbortLinger.
+  std::vector<pollfd> Fds;
+  std::vector<Conn *> Open;
+  for (PeerState &P : Peers)
+    for (Conn &C : P.Conns)
+      if (C.State != ConnState::Closed) {
+        ::shutdown(C.S.fd(), SHUT_WR);
+        Open.push_back(&C);
+      }
+  auto Until = std::chrono::steady_clock::now() + std::min(Timeout, AbortLinger);
+  std::byte Scratch[4096];
+  while (!Open.empty() && std::chrono::steady_clock::now() < Until) {
+    Fds.clear();
+    for (Conn *C : Open)
+      Fds.push_back({C->S.fd(), POLLIN, 0});
+    if (::poll(Fds.data(), Fds.size(), 10) < 0 && errno != EINTR)
+      break;
+    for (size_t I = Fds.size(); I-- > 0;) {
+      if (!Fds[I].revents)
+        continue;
+      ssize_t Got = ::recv(Fds[I].fd, Scratch, sizeof Scratch, MSG_DONTWAIT);
+      if (Got == 0 || (Got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        Open.erase(Open.begin() + std::ptrdiff_t(I));
+    }
   }
   closeAll();
 }
