@@ -29,7 +29,11 @@ std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManag
     return Built;
   }
   // machine: read the topology, search it and connect its nodes.
-  std::optional<topo::Machine> Machine = topo::loadMachine(Options.Topo, Options.Nodes, SM, Diags);
+  std::optional<topo::NcclEnv> Env = topo::readNcclEnv(Options.Nccl, Diags);
+  if (!Env)
+    return std::nullopt;
+  std::optional<topo::Machine> Machine =
+      topo::loadMachine(Options.Topo, Options.Nodes, *Env, SM, Diags);
   if (!Machine)
     return std::nullopt;
   // A plan holds at most plan::MaxRanks ranks; say so before building more.

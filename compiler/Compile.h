@@ -39,6 +39,9 @@ struct TargetOptions {
   std::string Topo;
   int Nodes = 1;
   int NRanks = 0;
+  /// The NCCL knobs given on the command line for the topology search; the
+  /// others are read from the environment as NCCL reads them.
+  topo::NcclEnvOptions Nccl;
 };
 
 /// A target and the machine it points into (none for a bare rank count).

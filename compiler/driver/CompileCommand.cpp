@@ -9,6 +9,7 @@
 #include "Commands.h"
 #include "InputOutput.h"
 #include "MemoryBudget.h"
+#include "NcclOptions.h"
 #include "Templates.h"
 
 #include "compiler/codegen/KernelEmit.h"
@@ -307,6 +308,7 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                                         "rank order and NCCL's double binary trees")
                             ->check(CLI::Range(1, int(plan::MaxRanks)));
   Topo->excludes(NRanks);
+  addNcclOptions(*Cmd, Opts->Target.Nccl);
   Cmd->add_option("--root", Opts->Build.Root, "Root rank of broadcast and reduce")
       ->capture_default_str();
   Cmd->add_option("--buffer-slots", Opts->Build.BufferSlots,

@@ -1,17 +1,20 @@
 //===- TopoCommand.cpp - cclc topo ----------------------------------------===//
 //
 // cclc topo FILE [--nodes N] [--graph GRAPH.xml] [--emit=text|graph-xml|json|dot]
+//                [NCCL knobs: --p2p-level, --no-p2p, --cross-nic, ...]
 //
 // Reads an NCCL topology, searches its ring and tree channels as NCCL's init
-// does for N identical nodes (or takes them from an NCCL graph XML, as
-// NCCL_GRAPH_FILE makes NCCL do), connects them across the nodes and shows
-// the result. The text form is made of NCCL's own INFO lines so that it
-// compares with an NCCL_DEBUG=INFO log line by line.
+// does for N identical nodes under the NCCL environment (or takes them from
+// an NCCL graph XML, as NCCL_GRAPH_FILE makes NCCL do), connects them across
+// the nodes and shows the result. The text form starts with the effective
+// knobs, then NCCL's own INFO lines so that it compares with an
+// NCCL_DEBUG=INFO log line by line.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 #include "InputOutput.h"
+#include "NcclOptions.h"
 
 #include "compiler/topology/Connect.h"
 #include "compiler/topology/GraphXml.h"
@@ -39,13 +42,12 @@ struct TopoOptions {
   int Nodes = 1;
   std::string GraphFile;
   std::string Emit = "text";
+  NcclEnvOptions Nccl;
 };
 
-/// The CUDA device number of each GPU rank, which graph XML names GPUs by.
-/// NCCL numbers a node's GPUs 0..n-1; other ranks cannot be connected.
-std::optional<std::vector<int>> devicesByRank(const System &Sys, DiagnosticEngine &Diags) {
-  if (!checkGpuRanks(Sys, Diags))
-    return std::nullopt;
+/// The CUDA device number of each GPU rank (0..n-1, loadSearchableSystem
+/// checks them), which graph XML names GPUs by.
+std::vector<int> devicesByRank(const System &Sys) {
   std::vector<int> Devs(Sys.count(NodeType::Gpu), -1);
   for (const Node &Gpu : Sys.nodes(NodeType::Gpu))
     Devs[Gpu.Gpu.Rank] = Gpu.Gpu.Dev;
@@ -55,9 +57,13 @@ std::optional<std::vector<int>> devicesByRank(const System &Sys, DiagnosticEngin
 /// NCCL_GRAPH_FILE: a graph of the file that has channels replaces the
 /// searched graph with its id; graphs the search does not produce (CollNet)
 /// are kept after the searched ones. Returns the ids taken from the file.
-std::set<int> applyGraphFile(std::vector<TopoGraph> &Graphs, const GraphXmlFile &File) {
+/// As NCCL, a cross-NIC graph is not taken when NCCL_CROSS_NIC is 0.
+std::set<int> applyGraphFile(std::vector<TopoGraph> &Graphs, const GraphXmlFile &File,
+                             const NcclEnv &Env) {
   std::set<int> Loaded;
   for (const TopoGraph &FromFile : File.Graphs) {
+    if (FromFile.CrossNic && Env.CrossNic.Value == 0)
+      continue;
     auto Searched = std::find_if(Graphs.begin(), Graphs.end(),
                                  [&](const TopoGraph &G) { return G.Id == FromFile.Id; });
     if (Searched == Graphs.end()) {
@@ -103,12 +109,13 @@ int runTopo(const TopoOptions &Opts, const CommonOptions &Common) {
   DiagnosticEngine Diags(SM);
   configure(Diags, Common);
 
-  std::optional<System> Sys = loadSystem(Opts.File, SM, Diags);
+  std::optional<NcclEnv> Env = readNcclEnv(Opts.Nccl, Diags);
+  if (!Env)
+    return 1;
+  std::optional<System> Sys = loadSearchableSystem(Opts.File, *Env, SM, Diags);
   if (!Sys || Diags.hasErrors())
     return 1;
-  std::optional<std::vector<int>> Devs = devicesByRank(*Sys, Diags);
-  if (!Devs)
-    return 1;
+  std::vector<int> Devs = devicesByRank(*Sys);
 
   std::vector<TopoGraph> Graphs = searchAll(*Sys, Opts.Nodes);
   GraphXmlFile Out;
@@ -117,10 +124,10 @@ int runTopo(const TopoOptions &Opts, const CommonOptions &Common) {
     std::optional<uint32_t> Id = loadSource(SM, Diags, Opts.GraphFile);
     if (!Id)
       return 1;
-    std::optional<GraphXmlFile> File = readGraphXml(*Id, SM, Diags, *Devs);
+    std::optional<GraphXmlFile> File = readGraphXml(*Id, SM, Diags, Devs);
     if (!File || Diags.hasErrors())
       return 1;
-    Loaded = applyGraphFile(Graphs, *File);
+    Loaded = applyGraphFile(Graphs, *File, *Env);
     Out.HexDevs = File->HexDevs;
   }
 
@@ -128,13 +135,14 @@ int runTopo(const TopoOptions &Opts, const CommonOptions &Common) {
   System Prepared = *Sys;
   prepareSystem(Prepared, Opts.Nodes);
   Connection Conn = connectNodes(graphWithId(Graphs, 0), graphWithId(Graphs, 1),
-                                 ConnectOptions{Opts.Nodes, Prepared.minSm()});
+                                 connectOptions(Prepared, Opts.Nodes));
 
   if (Opts.Emit == "graph-xml") {
     Out.Graphs = Graphs;
-    writeGraphXml(Out, *Devs, std::cout);
+    writeGraphXml(Out, Devs, std::cout);
   } else if (Opts.Emit == "json") {
-    nlohmann::json J = {{"system", systemToJson(Prepared)},
+    nlohmann::json J = {{"settings", ncclEnvToJson(Prepared)},
+                        {"system", systemToJson(Prepared)},
                         {"graphs", nlohmann::json::array()},
                         {"connection", connectionToJson(Conn)}};
     for (const TopoGraph &G : Graphs)
@@ -143,6 +151,7 @@ int runTopo(const TopoOptions &Opts, const CommonOptions &Common) {
   } else if (Opts.Emit == "dot") {
     writeDot(Prepared, Graphs, std::cout);
   } else {
+    printNcclEnv(Prepared, std::cout);
     printSystem(Prepared, std::cout);
     for (const TopoGraph &G : Graphs) {
       if (Loaded.count(G.Id))
@@ -170,6 +179,7 @@ void addTopoCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
   Cmd->add_option("--emit", Opts->Emit, "What to print")
       ->check(CLI::IsMember({"text", "graph-xml", "json", "dot"}))
       ->capture_default_str();
+  addNcclOptions(*Cmd, Opts->Nccl);
   Cmd->callback([Opts, &Common, &ExitCode] { ExitCode = runTopo(*Opts, Common); });
 }
 

@@ -102,6 +102,18 @@ void connectTree(const TopoGraph &Tree, int C, Connection &Conn) {
   }
 }
 
+/// NCCL's copyChannels: channels from NChannels up to End repeat the
+/// channels from 0 on; nothing when End is not above NChannels.
+void copyChannels(Connection &Conn, int End) {
+  int Start = Conn.NChannels;
+  for (int C = Start; C < End; ++C) {
+    Conn.ChannelTree.push_back(Conn.ChannelTree[C - Start]);
+    for (std::vector<RankChannel> &Channels : Conn.PerRank)
+      Channels.push_back(Channels[C - Start]);
+  }
+  Conn.NChannels = std::max(Start, End);
+}
+
 /// NCCL's dumpLine: "%*d" per rank at the width of the largest rank, the line
 /// cut to 127 characters ending in "...".
 std::string ringLine(const std::string &Prefix, const std::vector<int> &Ranks) {
@@ -141,29 +153,33 @@ Connection connectNodes(const TopoGraph &Ring, const TopoGraph &Tree,
 
   int Doubled = 2 * Base;
   Conn.NChannels = Doubled;
-  // The copy for fast sm90 NVLink across nodes (NCCL 2.23: minCompCap == 90).
-  if (Options.MinSm == 90 && Conn.NNodes > 1 && Ring.BwIntra > 45.0f && Doubled < 16)
-    Conn.NChannels = 2 * Doubled;
-  Conn.PerRank.assign(Conn.NRanks, std::vector<RankChannel>(Conn.NChannels));
+  Conn.PerRank.assign(Conn.NRanks, std::vector<RankChannel>(Doubled));
 
   bool AlternatePairs = Ring.CrossNic && Base % 2 == 0;
   for (int C = 0; C < Base; ++C) {
     connectRing(Ring, C, AlternatePairs, Conn);
     connectTree(Tree, C, Conn);
   }
-  // The doubled channels share their ring; every later copy repeats the
-  // channels before it (NCCL's copyChannels).
-  for (int C = 0; C < Conn.NChannels; ++C) {
-    Conn.ChannelTree.push_back(C % Doubled / Base);
+  // The doubled channels share their ring.
+  for (int C = Base; C < Doubled; ++C)
     for (std::vector<RankChannel> &Channels : Conn.PerRank) {
-      if (C >= Doubled)
-        Channels[C] = Channels[C - Doubled];
-      else if (C >= Base) {
-        Channels[C].RingPrev = Channels[C - Base].RingPrev;
-        Channels[C].RingNext = Channels[C - Base].RingNext;
-      }
+      Channels[C].RingPrev = Channels[C - Base].RingPrev;
+      Channels[C].RingNext = Channels[C - Base].RingNext;
     }
+  for (int C = 0; C < Doubled; ++C)
+    Conn.ChannelTree.push_back(C / Base);
+  Conn.TreeLog = Conn.PerRank;
+  // The copy for fast sm90 NVLink across nodes (NCCL 2.23: minCompCap == 90).
+  if (Options.MinSm == 90 && Conn.NNodes > 1 && Ring.BwIntra > 45.0f && Doubled < 16)
+    copyChannels(Conn, 2 * Doubled);
+  // NCCL_MAX_NCHANNELS keeps the first channels, NCCL_MIN_NCHANNELS repeats them.
+  if (Conn.NChannels > Options.MaxChannels) {
+    Conn.NChannels = Options.MaxChannels;
+    Conn.ChannelTree.resize(Conn.NChannels);
+    for (std::vector<RankChannel> &Channels : Conn.PerRank)
+      Channels.resize(Conn.NChannels);
   }
+  copyChannels(Conn, Options.MinChannels);
 
   // ncclBuildRings: walk each ring from rank 0; it must visit every rank.
   for (int C = 0; C < Conn.NChannels; ++C) {
@@ -183,16 +199,12 @@ Connection connectNodes(const TopoGraph &Ring, const TopoGraph &Tree,
 void printConnection(const Connection &Conn, std::ostream &OS) {
   for (int C = 0; C < Conn.NChannels; ++C)
     OS << ringLine(format("Channel %02d/%02d :", C, Conn.NChannels), Conn.Rings[C]) << '\n';
-  // Channels after the first doubling are copies NCCL does not print again.
-  int TreeChannels = std::min(Conn.NChannels, 2 * Conn.NSearchChannels);
   for (int R = 0; R < Conn.NRanks; ++R) {
     const std::vector<RankChannel> &Channels = Conn.PerRank[R];
     // connectTrees prints each search channel's pair of trees together.
     for (int C = 0; C < Conn.NSearchChannels; ++C)
       for (int Channel : {C, C + Conn.NSearchChannels}) {
-        if (Channel >= TreeChannels)
-          continue;
-        const RankChannel &L = Channels[Channel];
+        const RankChannel &L = Conn.TreeLog[R][Channel];
         OS << format("Tree %d : %d -> %d -> %d/%d/%d", Channel, L.TreeUp, R, L.TreeDown[0],
                      L.TreeDown[1], L.TreeDown[2])
            << '\n';

@@ -17,7 +17,9 @@
 //  * Channels: NCCL runs min(ring, tree) channels, then doubles them: channel
 //    c and c + n share the ring, channel c uses the first tree and c + n the
 //    second. On sm90 machines with fast NVLink (ring bwIntra > 45) spanning
-//    several nodes it doubles once more, below 16 channels.
+//    several nodes it doubles once more, below 16 channels. Last,
+//    NCCL_MAX_NCHANNELS keeps the first channels and NCCL_MIN_NCHANNELS
+//    repeats them up to its count.
 //
 // Ranks are numbered node by node: rank = node * GPUs per node + GPU rank.
 //
@@ -39,6 +41,9 @@ struct ConnectOptions {
   /// The smallest compute capability over all GPUs (System::minSm): NCCL 2.23
   /// doubles the channels again when it is exactly 90.
   int MinSm = 0;
+  /// NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS (NcclEnv), applied last.
+  int MinChannels = 0;
+  int MaxChannels = 32;
 };
 
 /// One rank's neighbours in one channel; -1 where there is none.
@@ -72,6 +77,9 @@ struct Connection {
   std::vector<std::vector<int>> Rings;
   /// PerRank[rank][channel].
   std::vector<std::vector<RankChannel>> PerRank;
+  /// The trees of the first 2 * NSearchChannels channels per rank, as NCCL
+  /// logs them while connecting, before NCCL_MAX_NCHANNELS may drop some.
+  std::vector<std::vector<RankChannel>> TreeLog;
 
   int nodeOf(int Rank) const { return Rank / NLocalRanks; }
   int localRankOf(int Rank) const { return Rank % NLocalRanks; }

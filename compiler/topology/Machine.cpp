@@ -1,6 +1,7 @@
 //===- Machine.cpp - A topology file, searched and connected --------------===//
 
 #include "compiler/topology/Machine.h"
+#include "compiler/topology/Paths.h"
 #include "compiler/topology/Search.h"
 #include "plan/Assert.h"
 
@@ -31,17 +32,33 @@ bool checkGpuRanks(const System &Sys, DiagnosticEngine &Diags) {
   return Ok;
 }
 
-std::optional<Machine> loadMachine(const std::string &Path, int NumNodes, SourceManager &SM,
-                                   DiagnosticEngine &Diags) {
+std::optional<System> loadSearchableSystem(const std::string &Path, const NcclEnv &Env,
+                                           SourceManager &SM, DiagnosticEngine &Diags) {
   std::optional<System> Sys = loadSystem(Path, SM, Diags);
   if (!Sys || !checkGpuRanks(*Sys, Diags))
+    return std::nullopt;
+  Sys->Env = Env;
+  if (!checkPeerAccess(*Sys, Diags))
+    return std::nullopt;
+  return Sys;
+}
+
+ConnectOptions connectOptions(const System &Prepared, int NumNodes) {
+  return ConnectOptions{NumNodes, Prepared.minSm(), Prepared.Env.MinChannels.Value,
+                        Prepared.Env.MaxChannels.Value};
+}
+
+std::optional<Machine> loadMachine(const std::string &Path, int NumNodes, const NcclEnv &Env,
+                                   SourceManager &SM, DiagnosticEngine &Diags) {
+  std::optional<System> Sys = loadSearchableSystem(Path, Env, SM, Diags);
+  if (!Sys)
     return std::nullopt;
   Machine M;
   M.NumNodes = NumNodes;
   M.Graphs = searchAll(*Sys, NumNodes);
   M.Sys = std::move(*Sys);
   prepareSystem(M.Sys, NumNodes);
-  M.Conn = connectNodes(M.ringGraph(), M.treeGraph(), ConnectOptions{NumNodes, M.Sys.minSm()});
+  M.Conn = connectNodes(M.ringGraph(), M.treeGraph(), connectOptions(M.Sys, NumNodes));
   return M;
 }
 

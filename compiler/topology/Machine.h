@@ -35,9 +35,18 @@ struct Machine {
 /// error at each GPU out of range.
 bool checkGpuRanks(const System &Sys, DiagnosticEngine &Diags);
 
-/// Loads Path and searches it for NumNodes nodes; nullopt after any error
-/// (reported through Diags).
-std::optional<Machine> loadMachine(const std::string &Path, int NumNodes, SourceManager &SM,
-                                   DiagnosticEngine &Diags);
+/// Loads Path for a search under Env: the system with ranked GPUs, that NCCL
+/// would not refuse and would keep as one node (checkPeerAccess); nullopt
+/// after any error (reported through Diags).
+std::optional<System> loadSearchableSystem(const std::string &Path, const NcclEnv &Env,
+                                           SourceManager &SM, DiagnosticEngine &Diags);
+
+/// The connect options NCCL's init takes from a prepared system.
+ConnectOptions connectOptions(const System &Prepared, int NumNodes);
+
+/// Loads Path and searches it for NumNodes nodes under Env; nullopt after
+/// any error (reported through Diags).
+std::optional<Machine> loadMachine(const std::string &Path, int NumNodes, const NcclEnv &Env,
+                                   SourceManager &SM, DiagnosticEngine &Diags);
 
 } // namespace cclc::topo

@@ -128,6 +128,52 @@ int mirrorBits(int Value, int Pow2) {
 
 constexpr int MaxLocalChannels = 32;
 
+/// NCCL's ncclTopoSetPaths from every CPU, GPU, NET and NVS node: the paths
+/// the links give, before any P2P, GDR or PXN rule reroutes them.
+void setDirectPaths(System &Sys) {
+  for (int T = 0; T < NumNodeTypes; ++T)
+    for (Node &N : Sys.nodes(static_cast<NodeType>(T)))
+      for (std::vector<Path> &Row : N.Paths)
+        Row.clear();
+  for (NodeType T : {NodeType::Cpu, NodeType::Gpu, NodeType::Net, NodeType::Nvs})
+    for (int I = 0; I < Sys.count(T); ++I)
+      setPaths(Sys, {T, I});
+}
+
+/// NCCL's ncclTopoCheckNet: whether both GPUs reach a NIC (PXB or closer)
+/// faster than they reach each other, so that the network beats P2P and SHM.
+bool netFaster(const System &Sys, int Gpu1, int Gpu2) {
+  NodeRef G1{NodeType::Gpu, Gpu1}, G2{NodeType::Gpu, Gpu2};
+  float Speed = Sys.path(G1, G2).Bw;
+  float Net1 = 0, Net2 = 0;
+  for (int N = 0; N < Sys.count(NodeType::Net); ++N) {
+    const Path &P1 = Sys.path(G1, {NodeType::Net, N});
+    const Path &P2 = Sys.path(G2, {NodeType::Net, N});
+    if (P1.Type <= PathType::PXB)
+      Net1 = std::max(Net1, P1.Bw);
+    if (P2.Type <= PathType::PXB)
+      Net2 = std::max(Net2, P2.Bw);
+  }
+  return Net1 > Speed && Net2 > Speed;
+}
+
+/// NCCL's p2pCanConnect between GPUs of one host: P2P allowed, and either
+/// relayed by an NVLink peer or neither beaten by the network nor refused by
+/// CUDA's peer access.
+bool p2pTransport(const System &Sys, int Gpu1, int Gpu2) {
+  if (!p2pAllowed(Sys, Gpu1, Gpu2))
+    return false;
+  const Path &P = Sys.path({NodeType::Gpu, Gpu1}, {NodeType::Gpu, Gpu2});
+  if (P.count() == 2 && Sys.link(P.Hops[0]).Remote.Type == NodeType::Gpu)
+    return true;
+  return !netFaster(Sys, Gpu1, Gpu2) && Sys.Env.PeerAccess.Value;
+}
+
+/// NCCL's shmCanConnect between GPUs of one host.
+bool shmTransport(const System &Sys, int Gpu1, int Gpu2) {
+  return !Sys.Env.ShmDisable.Value && !netFaster(Sys, Gpu1, Gpu2);
+}
+
 } // namespace
 
 int localCpu(const System &Sys, int Gpu) {
@@ -139,14 +185,26 @@ int localCpu(const System &Sys, int Gpu) {
   return Best;
 }
 
-bool p2pAllowed(const System &Sys, int Gpu1, int Gpu2) {
+PathType p2pLevel(const System &Sys) {
+  if (Sys.Env.P2pLevel.Value)
+    return *Sys.Env.P2pLevel.Value;
   // Not across a CPU host bridge by default; AMD CPUs handle pairs of GPUs.
-  PathType Level = PathType::PXB;
   const Node &Cpu0 = Sys.nodes(NodeType::Cpu).front();
   if (Cpu0.Cpu.Arch == CpuArch::X86 && Cpu0.Cpu.Vendor == CpuVendor::Amd &&
       Sys.count(NodeType::Gpu) <= 2)
-    Level = PathType::SYS;
-  return Sys.path({NodeType::Gpu, Gpu1}, {NodeType::Gpu, Gpu2}).Type <= Level;
+    return PathType::SYS;
+  return PathType::PXB;
+}
+
+bool p2pAllowed(const System &Sys, int Gpu1, int Gpu2) {
+  if (Sys.path({NodeType::Gpu, Gpu1}, {NodeType::Gpu, Gpu2}).Type > p2pLevel(Sys))
+    return false;
+  // NVML's P2P status of a pair of distinct GPUs, unless told not to look.
+  return Gpu1 == Gpu2 || Sys.Env.PeerAccess.Value || Sys.Env.IgnoreDisabledP2p.Value == 2;
+}
+
+PathType netGdrLevel(const System &Sys) {
+  return Sys.Env.NetGdrLevel.Value.value_or(PathType::PXB);
 }
 
 bool gdrAllowed(const System &Sys, int Gpu, int Net) {
@@ -165,7 +223,7 @@ bool gdrAllowed(const System &Sys, int Gpu, int Net) {
       }
     }
   }
-  return Distance <= PathType::PXB;
+  return Distance <= netGdrLevel(Sys);
 }
 
 int localNet(const System &Sys, int Gpu, int Channel) {
@@ -191,21 +249,21 @@ int localGpu(const System &Sys, int Net) {
 }
 
 void computePaths(System &Sys) {
-  for (int T = 0; T < NumNodeTypes; ++T)
-    for (Node &N : Sys.nodes(static_cast<NodeType>(T)))
-      for (std::vector<Path> &Row : N.Paths)
-        Row.clear();
-  for (NodeType T : {NodeType::Cpu, NodeType::Gpu, NodeType::Net, NodeType::Nvs})
-    for (int I = 0; I < Sys.count(T); ++I)
-      setPaths(Sys, {T, I});
+  setDirectPaths(Sys);
 
   const int NumGpus = Sys.count(NodeType::Gpu);
-  // GPUs that may not use P2P go through the CPU of the receiving GPU.
-  for (int G = 0; G < NumGpus; ++G)
+  for (int G = 0; G < NumGpus; ++G) {
+    // GPUs that may not use P2P go through the CPU of the receiving GPU.
     for (int P = 0; P < NumGpus; ++P)
       if (!p2pAllowed(Sys, P, G))
         addInterStep(Sys, {NodeType::Cpu, localCpu(Sys, G)}, {NodeType::Gpu, P},
                      {NodeType::Gpu, G});
+    // Peers neither the P2P nor the SHM transport can join are marked NET:
+    // NCCL's trim then puts them in another domain.
+    for (int P = 0; P < NumGpus; ++P)
+      if (P != G && !p2pTransport(Sys, P, G) && !shmTransport(Sys, P, G))
+        pathTo(Sys, {NodeType::Gpu, P}, {NodeType::Gpu, G}).Type = PathType::NET;
+  }
 
   // A NIC the GPU reaches over C2C then PCI through its own CPU is P2C.
   for (int G = 0; G < NumGpus; ++G) {
@@ -256,6 +314,67 @@ void trimSystem(System &Sys, int NumNodes) {
     return;
   while (Sys.count(NodeType::Net) > 0)
     Sys.removeNode({NodeType::Net, Sys.count(NodeType::Net) - 1});
+}
+
+bool checkPeerAccess(const System &Sys, DiagnosticEngine &Diags) {
+  System Work = Sys;
+  setDirectPaths(Work);
+  const int NumGpus = Work.count(NodeType::Gpu);
+  bool Ok = true;
+  // NCCL's ncclTopoCheckP2p: NVML saying no between NVLink peers is taken for
+  // a hardware fault.
+  if (!Work.Env.PeerAccess.Value && Work.Env.IgnoreDisabledP2p.Value == 0)
+    for (int G = 0; G < NumGpus; ++G)
+      for (int P = G + 1; P < NumGpus; ++P) {
+        PathType Type = Work.path({NodeType::Gpu, G}, {NodeType::Gpu, P}).Type;
+        if (Type > PathType::NVB || Type > p2pLevel(Work))
+          continue;
+        const Node &A = Work.nodes(NodeType::Gpu)[G], &B = Work.nodes(NodeType::Gpu)[P];
+        Diags.error(A.Loc, "P2P is disabled between NVLink-connected GPUs " +
+                               std::to_string(A.Gpu.Dev) + " and " + std::to_string(B.Gpu.Dev) +
+                               " (" + Work.Env.PeerAccess.Source.Name +
+                               "): NCCL takes this for a hardware fault and stops; set "
+                               "NCCL_IGNORE_DISABLED_P2P=1 to route them through the CPU");
+        Ok = false;
+      }
+  if (!Ok)
+    return false;
+
+  // NCCL's ncclTopoTrimSystem: a GPU joins the domain of the first GPU it
+  // reaches without the network.
+  computePaths(Work);
+  std::vector<int> Domain(NumGpus);
+  for (int G = 0; G < NumGpus; ++G) {
+    Domain[G] = G;
+    for (int P = 0; P < G; ++P)
+      if (Work.path({NodeType::Gpu, G}, {NodeType::Gpu, P}).Type < PathType::NET)
+        Domain[G] = std::min(Domain[G], Domain[P]);
+  }
+  if (std::all_of(Domain.begin(), Domain.end(), [](int D) { return D == 0; }))
+    return true;
+  std::string Groups;
+  int NumDomains = 0;
+  for (int D = 0; D < NumGpus; ++D) {
+    std::string Ranks;
+    for (int G = 0; G < NumGpus; ++G)
+      if (Domain[G] == D)
+        Ranks += (Ranks.empty() ? "" : " ") + std::to_string(Work.nodes(NodeType::Gpu)[G].Gpu.Rank);
+    if (!Ranks.empty()) {
+      Groups += " {" + Ranks + "}";
+      ++NumDomains;
+    }
+  }
+  int Outside = static_cast<int>(
+      std::find_if(Domain.begin(), Domain.end(), [](int D) { return D != 0; }) - Domain.begin());
+  Diags.error(Work.nodes(NodeType::Gpu)[Outside].Loc,
+              "NCCL splits this node's GPUs into " + std::to_string(NumDomains) +
+                  " network domains (ranks" + Groups +
+                  "): between domains neither P2P nor shared memory is used (NCCL_SHM_DISABLE=" +
+                  (Work.Env.ShmDisable.Value ? "1" : "0") +
+                  ", or a NIC faster than the path between the GPUs), so NCCL connects them "
+                  "through the network as separate nodes; cclc connects only nodes whose GPUs "
+                  "all reach each other");
+  return false;
 }
 
 } // namespace cclc::topo

@@ -555,13 +555,16 @@ void Searcher::compute(TopoGraph &Out) {
   Graph.Intra.assign(static_cast<size_t>(MaxChannels) * NumGpus, 0);
   Graph.Inter.assign(static_cast<size_t>(MaxChannels) * 2, 0);
   const Node &Cpu0 = Sys.nodes(NodeType::Cpu).front();
-  // NCCL_CROSS_NIC defaults to 2: allowed, tried after the same-NIC search.
+  // NCCL_CROSS_NIC: 0 never, 1 always, 2 (default) tried after the same-NIC
+  // search; it only matters with several NICs.
   const CrossNicPolicy CrossNic = NumNets > 1 && (Graph.Pat == Pattern::Ring ||
                                                   Graph.Pat == Pattern::BalancedTree ||
                                                   Graph.Pat == Pattern::SplitTree)
-                                      ? CrossNicPolicy::OddChannels
+                                      ? static_cast<CrossNicPolicy>(Sys.Env.CrossNic.Value)
                                       : CrossNicPolicy::Never;
-  Graph.CrossNic = CrossNicPolicy::Never;
+  const CrossNicPolicy FirstCrossNic =
+      CrossNic == CrossNicPolicy::Always ? CrossNicPolicy::Always : CrossNicPolicy::Never;
+  Graph.CrossNic = FirstCrossNic;
   Graph.TypeIntra = NumGpus == 1 ? PathType::LOC : PathType::NVL;
   Graph.TypeInter = PathType::PIX;
   const int TrySameChannels = Graph.Pat == Pattern::Nvls ? 0 : 1;
@@ -659,7 +662,7 @@ void Searcher::compute(TopoGraph &Out) {
           Tmp.CrossNic = CrossNicPolicy::OddChannels;
           continue;
         }
-        Tmp.CrossNic = CrossNicPolicy::Never;
+        Tmp.CrossNic = FirstCrossNic;
         if (SpeedIndex < NumSpeeds - 1 &&
             (Graph.NChannels == 0 || Speeds[SpeedIndex + 1] / Graph.BwInter > .49f)) {
           Tmp.BwInter = Tmp.BwIntra = Speeds[++SpeedIndex];

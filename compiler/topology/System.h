@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "compiler/topology/NcclEnv.h"
 #include "compiler/topology/TopoGraph.h"
 #include "plan/Diagnostics.h"
 
@@ -153,6 +154,10 @@ public:
   float TotalBw = 0;
   /// Number of distinct host_hash values (NCCL's nHosts).
   int NumHosts = 1;
+  /// The NCCL environment the machine is searched under (P2P level, peer
+  /// access, GDR level, cross-NIC, channel limits): NCCL's defaults unless the
+  /// driver sets it from readNcclEnv.
+  NcclEnv Env;
 
 private:
   std::array<std::vector<Node>, NumNodeTypes> Nodes;

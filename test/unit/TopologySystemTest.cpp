@@ -1,6 +1,7 @@
 //===- TopologySystemTest.cpp - Topology XML reader, graph and paths ------===//
 
 #include "TopologyTestUtil.h"
+#include "compiler/topology/NcclEnv.h"
 #include "compiler/topology/Paths.h"
 #include "compiler/topology/Search.h"
 #include "compiler/topology/SystemPrint.h"
@@ -321,6 +322,95 @@ TEST(TopologySystem, MutatedTopologiesNeverCrash) {
   }
   EXPECT_GT(Accepted, 0);
   EXPECT_GT(Rejected, 0);
+}
+
+using EnvVars = std::map<std::string, std::string>;
+
+/// readNcclEnv over a fixed environment, with its diagnostics.
+struct EnvRead {
+  SourceManager SM;
+  std::ostringstream Out;
+  DiagnosticEngine Diags{SM, Out};
+  std::optional<NcclEnv> Env;
+  EnvRead(const EnvVars &Vars, const NcclEnvOptions &Options = {}) {
+    Env = readNcclEnv(Options, Diags, [&Vars](const char *Name) -> const char * {
+      auto It = Vars.find(Name);
+      return It == Vars.end() ? nullptr : It->second.c_str();
+    });
+  }
+};
+
+TEST(TopologyNcclEnv, LevelsParseAsNcclGetLevel) {
+  EXPECT_EQ(parseLevel("PHB"), PathType::PHB);
+  EXPECT_EQ(parseLevel("P2C"), PathType::P2C);
+  EXPECT_EQ(parseLevel("0"), PathType::LOC);
+  EXPECT_EQ(parseLevel("1"), PathType::PIX);
+  EXPECT_EQ(parseLevel("2"), PathType::PXB);
+  EXPECT_EQ(parseLevel("3"), PathType::PHB);
+  EXPECT_EQ(parseLevel("4"), PathType::SYS);
+  EXPECT_EQ(parseLevel("17"), PathType::SYS);
+  EXPECT_EQ(parseLevel("NET"), std::nullopt); // Beyond SYS, as NCCL's table.
+  EXPECT_EQ(parseLevel("phb"), std::nullopt); // NCCL compares with strcmp.
+  EXPECT_EQ(parseLevel("-1"), std::nullopt);
+  EXPECT_EQ(parseLevel("3x"), std::nullopt);
+  EXPECT_EQ(parseLevel(""), std::nullopt);
+}
+
+TEST(TopologyNcclEnv, OptionsWinAndNewNamesWin) {
+  EnvRead R(EnvVars{{"NCCL_P2P_LEVEL", "SYS"},
+             {"NCCL_P2P_DISABLE", "1"},
+             {"NCCL_MAX_NRINGS", "2"},
+             {"NCCL_MAX_NCHANNELS", "4"},
+             {"NCCL_CROSS_NIC", "1"}},
+            NcclEnvOptions{"", true, "", "", "0", "", ""});
+  ASSERT_TRUE(R.Env) << R.Out.str();
+  EXPECT_EQ(R.Env->P2pLevel.Value, PathType::LOC); // NCCL_P2P_DISABLE=1 wins over the level.
+  EXPECT_EQ(R.Env->P2pLevel.Source.Text, "NCCL_P2P_DISABLE=1");
+  EXPECT_FALSE(R.Env->PeerAccess.Value);
+  EXPECT_EQ(R.Env->MaxChannels.Value, 4);
+  EXPECT_EQ(R.Env->CrossNic.Value, 0);
+  EXPECT_EQ(R.Env->CrossNic.Source.Name, "--cross-nic");
+  // NCCL_P2P_DISABLE other than 1 leaves the level to NCCL_P2P_LEVEL.
+  EnvRead Zero(EnvVars{{"NCCL_P2P_LEVEL", "NVL"}, {"NCCL_P2P_DISABLE", "0"}});
+  ASSERT_TRUE(Zero.Env);
+  EXPECT_EQ(Zero.Env->P2pLevel.Value, PathType::NVL);
+}
+
+TEST(TopologyNcclEnv, EveryBadValueIsAnError) {
+  EnvRead R(EnvVars{{"NCCL_P2P_LEVEL", "FAST"}, {"NCCL_SHM_DISABLE", "y"}, {"NCCL_CROSS_NIC", "5"}});
+  EXPECT_FALSE(R.Env);
+  EXPECT_EQ(R.Diags.errorCount(), 3u) << R.Out.str();
+  EXPECT_NE(R.Out.str().find("NCCL_SHM_DISABLE: 'y'"), std::string::npos) << R.Out.str();
+}
+
+TEST(TopologyNcclEnv, P2pLevelDefaultFollowsTheCpu) {
+  System Sys = prepared("azure-ncv4"); // AMD, but four GPUs.
+  EXPECT_EQ(p2pLevel(Sys), PathType::PXB);
+  Sys.Env.P2pLevel.Value = PathType::SYS;
+  EXPECT_EQ(p2pLevel(Sys), PathType::SYS);
+}
+
+TEST(TopologyNcclEnv, NoPeerAccessRoutesThroughTheCpu) {
+  auto L = loadFile(projectTopology("mesh8"));
+  ASSERT_TRUE(L->Sys);
+  System Sys = *L->Sys;
+  computePaths(Sys);
+  EXPECT_EQ(Sys.path({NodeType::Gpu, 0}, {NodeType::Gpu, 1}).Type, PathType::NVL);
+  Sys.Env.PeerAccess.Value = false;
+  Sys.Env.IgnoreDisabledP2p.Value = 1;
+  computePaths(Sys);
+  const Path &Routed = Sys.path({NodeType::Gpu, 0}, {NodeType::Gpu, 1});
+  EXPECT_EQ(Routed.Type, PathType::PHB);
+  bool ViaCpu = false;
+  for (const LinkRef &Hop : Routed.Hops)
+    ViaCpu |= Sys.link(Hop).Remote.Type == NodeType::Cpu;
+  EXPECT_TRUE(ViaCpu);
+  // Without NCCL_IGNORE_DISABLED_P2P, NVLink peers without peer access are refused.
+  Sys.Env.IgnoreDisabledP2p.Value = 0;
+  std::ostringstream Out;
+  DiagnosticEngine Diags(L->SM, Out);
+  EXPECT_FALSE(checkPeerAccess(Sys, Diags));
+  EXPECT_NE(Out.str().find("NCCL_IGNORE_DISABLED_P2P=1"), std::string::npos);
 }
 
 } // namespace
