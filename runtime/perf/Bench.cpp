@@ -5,6 +5,7 @@
 #include "runtime/perf/Memory.h"
 #include "runtime/perf/Report.h"
 
+#include "runtime/api/Comm.h"
 #include "runtime/api/Types.h"
 #include "runtime/exec/Interpreter.h"
 
@@ -85,18 +86,22 @@ private:
     return Mine;
   }
 
-  /// Every rank's Mine, in rank order: an allgather of bytes on the host.
+  /// Every rank's Mine, in rank order. The ranks agree on what they print
+  /// and time through the bootstrap, not a collective, so that the calls
+  /// measured are the only ones that choose an algorithm (or warn that they
+  /// fall back).
   template <class T> std::vector<T> allGather(const T &Mine) {
     std::vector<T> All(static_cast<size_t>(NRanks));
-    check(cclcAllGather(&Mine, All.data(), sizeof Mine, cclcUint8, Comm, nullptr),
-          "gathering what the ranks are");
+    All[size_t(Rank)] = Mine;
+    Comm->allGatherOutOfBand(All.data(), sizeof Mine);
     return All;
   }
 
-  /// The sum over the ranks of V, through an allreduce on the host.
-  template <class T> T sumOverRanks(T V, cclcDataType_t Type) {
+  /// The sum over the ranks of V.
+  template <class T> T sumOverRanks(T V) {
     T Sum{};
-    check(cclcAllReduce(&V, &Sum, 1, Type, cclcSum, Comm, nullptr), "summing over the ranks");
+    for (T Each : allGather(V))
+      Sum += Each;
     return Sum;
   }
 
@@ -104,8 +109,7 @@ private:
   /// of the host, where the local rank counts the ranks before this one on
   /// its host, as nccl-tests counts them. Returns every rank's device for the
   /// header. Every rank fails when one cannot open its memory, so that none
-  /// waits in a later call for a rank that gave up; the exchange is an
-  /// allgather, which no plan loaded afterwards could have served.
+  /// waits in a later call for a rank that gave up.
   std::vector<std::string> openMemory(const std::vector<Identity> &Ids) {
     std::string Why;
     try {
@@ -153,13 +157,13 @@ private:
       Invoke();
     Mem->wait(What);
     Batch Timed = Mem->batch(Opts.Iters, Invoke);
-    sumOverRanks<int32_t>(0, cclcInt32); // Start the timed loops together.
+    sumOverRanks<int32_t>(0); // Start the timed loops together.
     auto Start = std::chrono::steady_clock::now();
     Timed.Run();
     Mem->wait(What);
     std::chrono::duration<double> Took = std::chrono::steady_clock::now() - Start;
     Measurement M;
-    M.Seconds = sumOverRanks<double>(Took.count() / Timed.Calls, cclcFloat64) / NRanks;
+    M.Seconds = sumOverRanks<double>(Took.count() / Timed.Calls) / NRanks;
     if (Opts.Check && (!InPlace || definedInPlace(C))) {
       // Output the call leaves alone keeps bits no result has (NaN, -1,
       // 255), so a call that did nothing fails the check rather than
@@ -173,7 +177,7 @@ private:
           B.Recv, RecvBytes, [&](const void *Recv) { return countWrong(C, Rank, NRanks, Recv); });
       if (Mine)
         Wrong = true;
-      M.Wrong = sumOverRanks<uint64_t>(Mine, cclcUint64);
+      M.Wrong = sumOverRanks<uint64_t>(Mine);
     }
     return M;
   }
