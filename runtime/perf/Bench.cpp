@@ -9,10 +9,15 @@
 #include "runtime/api/Types.h"
 #include "runtime/exec/Interpreter.h"
 
+#include "plan/Diagnostics.h"
+#include "plan/PlanJson.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -38,8 +43,10 @@ public:
   int run() {
     std::vector<Identity> Ids = allGather(identity());
     std::vector<std::string> Devices = openMemory(Ids);
-    for (const std::string &Plan : Opts.Plans)
+    for (const std::string &Plan : Opts.Plans) {
       check(cclcCommLoadPlan(Comm, Plan.c_str()), "loading plan " + Plan);
+      requireMeasured(Plan);
+    }
     if (Rank == 0) {
       std::vector<RankInfo> Ranks;
       for (size_t R = 0; R < Ids.size(); ++R)
@@ -103,6 +110,32 @@ private:
     for (T Each : allGather(V))
       Sum += Each;
     return Sum;
+  }
+
+  /// Refuses plan Path, which the runtime has loaded, when no measured call
+  /// can run it: the calls would fall back on the library's ring while the
+  /// header named the plan. Every rank loads the same plans, so every rank
+  /// refuses it.
+  void requireMeasured(const std::string &Path) const {
+    SourceManager SM;
+    std::string Why;
+    std::ostringstream Log;
+    DiagnosticEngine Diags(SM, Log);
+    std::optional<uint32_t> File = SM.loadFile(Path, Why);
+    std::optional<plan::Plan> Plan = File ? plan::readPlanFile(*File, SM, Diags) : std::nullopt;
+    if (!Plan)
+      throw std::runtime_error("plan " + Path + " cannot be read again: " + Why + Log.str());
+    const Call Kind{Plan->Sched.Collective};
+    const std::string Name = callLabel(Kind);
+    if (Kind.Collective == CollectiveKind::AllToAll)
+      throw std::runtime_error("plan " + Path + " is an alltoall plan, but cclcAllToAll runs "
+                               "over the runtime's point-to-point messages and no plan; measure "
+                               "alltoall without --plan");
+    if (std::find(Opts.Collectives.begin(), Opts.Collectives.end(), Kind.Collective) ==
+        Opts.Collectives.end())
+      throw std::runtime_error("plan " + Path + " is " + (Name[0] == 'a' ? "an " : "a ") + Name +
+                               " plan, which no call measured here runs; give " + Name +
+                               " (or all) as the collective to measure it");
   }
 
   /// Opens the rank's memory: on GPUs, device (local rank) modulo the GPUs
