@@ -137,6 +137,8 @@ private:
   }
   std::string banner(const std::string &FileName) const;
   std::string header() const;
+  /// The C name of the kernel table (host kernels only).
+  std::string cTableName() const;
   std::string source();
   std::string constants() const;
   std::string roundFunction(size_t P);
@@ -200,8 +202,14 @@ std::string KernelWriter::header() const {
   OS << "/// Every kernel above, for the runtime to register.\n"
      << "extern const cclc::" << Syntax.Namespace << "::KernelInfo " << S.Algorithm << "_kernels["
      << Opts.Types.size() * Opts.Ops.size() << "];\n\n} // namespace cclc::gen\n";
+  if (Opts.Target == KernelTarget::Host)
+    OS << "\n/// The same table under a C name, for programs that load it from a shared\n"
+       << "/// library at run time (cclc-perf --kernels LIBRARY:" << S.Algorithm << ").\n"
+       << "extern \"C\" const cclc::host::KernelTable " << cTableName() << ";\n";
   return OS.str();
 }
+
+std::string KernelWriter::cTableName() const { return "cclc_host_kernels_" + S.Algorithm; }
 
 /// The schedule's constants and the tables the code reads.
 std::string KernelWriter::constants() const {
@@ -535,6 +543,9 @@ std::string KernelWriter::source() {
      << constants() << "\n"
      << Programs << dispatchFunction() << "} // namespace\n\n"
      << entryPoints() << "\n} // namespace cclc::gen\n";
+  if (Opts.Target == KernelTarget::Host)
+    OS << "\nconst cclc::host::KernelTable " << cTableName() << " = {cclc::gen::" << S.Algorithm
+       << "_kernels, " << Opts.Types.size() * Opts.Ops.size() << "};\n";
   return OS.str();
 }
 

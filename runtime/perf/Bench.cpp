@@ -9,10 +9,13 @@
 #include "runtime/api/Types.h"
 #include "runtime/exec/Interpreter.h"
 
+#include "host/Kernel.h"
+
 #include "plan/Diagnostics.h"
 #include "plan/PlanJson.h"
 
 #include <chrono>
+#include <dlfcn.h>
 #include <cstdio>
 #include <cstring>
 #include <algorithm>
@@ -45,8 +48,10 @@ public:
     std::vector<std::string> Devices = openMemory(Ids);
     for (const std::string &Plan : Opts.Plans) {
       check(cclcCommLoadPlan(Comm, Plan.c_str()), "loading plan " + Plan);
-      requireMeasured(Plan);
+      requireMeasured(planCollective(Plan), "plan " + Plan);
     }
+    for (const std::string &Kernels : Opts.Kernels)
+      registerKernels(Kernels);
     if (Rank == 0) {
       std::vector<RankInfo> Ranks;
       for (size_t R = 0; R < Ids.size(); ++R)
@@ -112,11 +117,8 @@ private:
     return Sum;
   }
 
-  /// Refuses plan Path, which the runtime has loaded, when no measured call
-  /// can run it: the calls would fall back on the library's ring while the
-  /// header named the plan. Every rank loads the same plans, so every rank
-  /// refuses it.
-  void requireMeasured(const std::string &Path) const {
+  /// The collective of plan Path, which the runtime has loaded.
+  static CollectiveKind planCollective(const std::string &Path) {
     SourceManager SM;
     std::string Why;
     std::ostringstream Log;
@@ -125,17 +127,43 @@ private:
     std::optional<plan::Plan> Plan = File ? plan::readPlanFile(*File, SM, Diags) : std::nullopt;
     if (!Plan)
       throw std::runtime_error("plan " + Path + " cannot be read again: " + Why + Log.str());
-    const Call Kind{Plan->Sched.Collective};
-    const std::string Name = callLabel(Kind);
-    if (Kind.Collective == CollectiveKind::AllToAll)
-      throw std::runtime_error("plan " + Path + " is an alltoall plan, but cclcAllToAll runs "
-                               "over the runtime's point-to-point messages and no plan; measure "
-                               "alltoall without --plan");
-    if (std::find(Opts.Collectives.begin(), Opts.Collectives.end(), Kind.Collective) ==
+    return Plan->Sched.Collective;
+  }
+
+  /// Refuses What (a plan or kernels of Collective) when no measured call
+  /// can run it: the calls would fall back on the library's ring while the
+  /// header named it. Every rank loads the same ones, so every rank refuses.
+  void requireMeasured(CollectiveKind Collective, const std::string &What) const {
+    const std::string Name = callLabel(Call{Collective});
+    if (Collective == CollectiveKind::AllToAll)
+      throw std::runtime_error(What + " is for alltoall, but cclcAllToAll runs over the "
+                               "runtime's point-to-point messages and no plan or kernel; measure "
+                               "alltoall without --plan or --kernels");
+    if (std::find(Opts.Collectives.begin(), Opts.Collectives.end(), Collective) ==
         Opts.Collectives.end())
-      throw std::runtime_error("plan " + Path + " is " + (Name[0] == 'a' ? "an " : "a ") + Name +
-                               " plan, which no call measured here runs; give " + Name +
-                               " (or all) as the collective to measure it");
+      throw std::runtime_error(What + " is for " + Name + ", which no call measured here runs; "
+                               "give " + Name + " (or all) as the collective to measure it");
+  }
+
+  /// Registers the generated host kernels that Spec, "LIBRARY:ALGORITHM",
+  /// names. The library stays loaded until the process ends, since the
+  /// communicator calls its kernels until it is destroyed.
+  void registerKernels(const std::string &Spec) {
+    const size_t Colon = Spec.rfind(':');
+    const std::string Library = Spec.substr(0, Colon), Algorithm = Spec.substr(Colon + 1);
+    void *Handle = ::dlopen(Library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!Handle)
+      throw std::runtime_error("cannot load kernels from " + Library + ": " + ::dlerror());
+    const std::string Symbol = "cclc_host_kernels_" + Algorithm;
+    const auto *Table = static_cast<const host::KernelTable *>(::dlsym(Handle, Symbol.c_str()));
+    if (!Table)
+      throw std::runtime_error(Library + " holds no kernels of algorithm " + Algorithm + " (no " +
+                               Symbol + "); build it from the .cpp that cclc compile " +
+                               "--emit=host generated for " + Algorithm);
+    const std::string What = "kernels " + Spec;
+    check(cclcCommRegisterKernels(Comm, Table->Kernels, Table->Count), "registering " + What);
+    if (Table->Count)
+      requireMeasured(*plan::parseCollective(Table->Kernels[0].Collective), What);
   }
 
   /// Opens the rank's memory: on GPUs, device (local rank) modulo the GPUs
