@@ -88,6 +88,8 @@ std::string fieldDescription(Field F) {
   case Field::SendPeer: return "peers sent to";
   case Field::SrcChunk: return "source chunks";
   case Field::DstChunk: return "destination chunks";
+  case Field::SrcCount: return "source slice sizes";
+  case Field::DstCount: return "destination slice sizes";
   }
   CCLC_UNREACHABLE("unknown field");
 }
@@ -304,7 +306,7 @@ std::string KernelWriter::fieldText(size_t P, const Run &R, Field F, std::option
 std::string KernelWriter::chunkText(size_t P, const Run &R, Field F, std::optional<int32_t> Step,
                                     BodyUses &Uses) {
   const std::vector<int32_t> &Channels = K.Programs[P].Channels;
-  sched::BufferKind Buf = F == Field::SrcChunk ? R.Shape.SrcBuffer : R.Shape.DstBuffer;
+  sched::BufferKind Buf = R.Shape.bufferOf(F);
   int32_t Block = S.channelChunks(Buf);
   std::optional<int64_t> Constant;
   if (const std::optional<IndexExpr> &E = R.Fields[size_t(F)].Expr)
@@ -360,11 +362,11 @@ std::string KernelWriter::callText(size_t P, const Run &R, std::optional<int32_t
     return Syntax.Net + "in(" + fieldText(P, R, Field::RecvPeer, Step, Uses) + ", " + Channel + ")";
   };
   auto Slice = [&](Field F) {
-    bool Src = F == Field::SrcChunk;
-    sched::BufferKind Buf = Src ? R.Shape.SrcBuffer : R.Shape.DstBuffer;
+    bool Src = isSourceField(F);
+    sched::BufferKind Buf = R.Shape.bufferOf(F);
     (Src ? Uses.Read : Uses.Written)[size_t(Buf)] = true;
     return sliceMaker(Buf, Src) + "(" + chunkText(P, R, F, Step, Uses) + ", " +
-           std::to_string(Src ? R.Shape.SrcCount : R.Shape.DstCount) + ")";
+           fieldText(P, R, Src ? Field::SrcCount : Field::DstCount, Step, Uses) + ")";
   };
   std::vector<std::string> Params;
   switch (R.Shape.Kind) {

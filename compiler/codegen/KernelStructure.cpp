@@ -15,13 +15,17 @@ bool effectUses(OpKind E, Field F) {
   switch (F) {
   case Field::RecvPeer: return plan::opReceives(E);
   case Field::SendPeer: return plan::opSends(E);
-  case Field::SrcChunk: return plan::opReadsSource(E);
-  case Field::DstChunk: return E != OpKind::Send;
+  case Field::SrcChunk:
+  case Field::SrcCount: return plan::opReadsSource(E);
+  case Field::DstChunk:
+  case Field::DstCount: return E != OpKind::Send;
   }
   CCLC_UNREACHABLE("unknown field");
 }
 
-bool isChunkField(Field F) { return F == Field::SrcChunk || F == Field::DstChunk; }
+bool isSliceField(Field F) { return F != Field::RecvPeer && F != Field::SendPeer; }
+
+bool isSourceField(Field F) { return F == Field::SrcChunk || F == Field::SrcCount; }
 
 int32_t Call::field(Field F) const {
   switch (F) {
@@ -29,26 +33,25 @@ int32_t Call::field(Field F) const {
   case Field::SendPeer: return SendPeer;
   case Field::SrcChunk: return Src.Chunk;
   case Field::DstChunk: return Dst.Chunk;
+  case Field::SrcCount: return Src.Count;
+  case Field::DstCount: return Dst.Count;
   }
   CCLC_UNREACHABLE("unknown field");
 }
 
 namespace {
 
-constexpr Field AllFields[] = {Field::RecvPeer, Field::SendPeer, Field::SrcChunk, Field::DstChunk};
+constexpr Field AllFields[] = {Field::RecvPeer, Field::SendPeer, Field::SrcChunk,
+                               Field::DstChunk, Field::SrcCount, Field::DstCount};
 
 CallShape shapeOf(const Call &C) {
   CallShape Shape;
   Shape.Kind = C.Kind;
   Shape.Primitive = C.Primitive;
-  if (effectUses(C.Kind, Field::SrcChunk)) {
+  if (effectUses(C.Kind, Field::SrcChunk))
     Shape.SrcBuffer = C.Src.Buffer;
-    Shape.SrcCount = C.Src.Count;
-  }
-  if (effectUses(C.Kind, Field::DstChunk)) {
+  if (effectUses(C.Kind, Field::DstChunk))
     Shape.DstBuffer = C.Dst.Buffer;
-    Shape.DstCount = C.Dst.Count;
-  }
   return Shape;
 }
 
@@ -186,11 +189,11 @@ private:
   }
 
   /// What affine forms of field F may wrap at: the rank count, and for a
-  /// chunk index the chunks of the channel's block first.
+  /// chunk index or slice size the chunks of the channel's block first.
   std::vector<int32_t> moduli(const CallShape &Shape, Field F) const {
     std::vector<int32_t> Moduli = {S.NRanks};
-    if (isChunkField(F)) {
-      int32_t Chunks = S.channelChunks(F == Field::SrcChunk ? Shape.SrcBuffer : Shape.DstBuffer);
+    if (isSliceField(F)) {
+      int32_t Chunks = S.channelChunks(Shape.bufferOf(F));
       if (Chunks != S.NRanks)
         Moduli.insert(Moduli.begin(), Chunks);
     }
