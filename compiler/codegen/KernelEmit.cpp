@@ -24,10 +24,6 @@ namespace cclc::codegen {
 
 namespace {
 
-/// Runs up to this long are unrolled, their step folded into every index;
-/// longer ones become loops over the step counter.
-constexpr int32_t MaxUnrolledSteps = 8;
-
 /// How the templates spell an element type; the names are plan::dtypeName's.
 struct TypeSpelling {
   const char *HostType; ///< C++ type of the host templates, within namespace cclc.
@@ -390,26 +386,37 @@ std::string KernelWriter::callText(size_t P, const Run &R, std::optional<int32_t
          join(Params, ", ") + ");\n";
 }
 
+/// "line 12: send by copy_streaming": where a run's calls come from.
+std::string runLabel(const Run &R) {
+  std::string Label;
+  if (R.Loc.isValid())
+    Label += "line " + std::to_string(R.Loc.Line) + ": ";
+  Label += std::string(plan::opName(R.Shape.Kind));
+  if (!R.Shape.Primitive.empty())
+    Label += " by " + R.Shape.Primitive;
+  return Label;
+}
+
 std::string KernelWriter::classCode(size_t P, const RankClass &Class, BodyUses &Uses) {
   std::string Code;
-  for (const Run &R : Class.Runs) {
-    Code += "// ";
-    if (R.Loc.isValid())
-      Code += "line " + std::to_string(R.Loc.Line) + ": ";
-    Code += std::string(plan::opName(R.Shape.Kind));
-    if (!R.Shape.Primitive.empty())
-      Code += " by " + R.Shape.Primitive;
-    if (R.Domain.Steps > 1)
-      Code += " x" + std::to_string(R.Domain.Steps);
-    Code += "\n";
-    if (R.Domain.Steps <= MaxUnrolledSteps) {
-      for (int32_t Step = 0; Step < R.Domain.Steps; ++Step)
-        Code += callText(P, R, Step, Uses);
+  const std::string Var = StepVariable;
+  for (const RunBlock &B : Class.Blocks) {
+    std::vector<std::string> Labels;
+    for (const Run &R : B.Body)
+      Labels.push_back(runLabel(R));
+    Code += "// " + join(Labels, ", ") + (B.steps() > 1 ? " x" + std::to_string(B.steps()) : "") +
+            "\n";
+    if (B.steps() <= MaxUnrolledSteps) {
+      for (int32_t Step = 0; Step < B.steps(); ++Step)
+        for (const Run &R : B.Body)
+          Code += callText(P, R, Step, Uses);
       continue;
     }
-    std::string Var = StepVariable;
-    Code += "for (int " + Var + " = 0; " + Var + " < " + std::to_string(R.Domain.Steps) + "; ++" +
-            Var + ")\n" + callText(P, R, std::nullopt, Uses);
+    std::string Body;
+    for (const Run &R : B.Body)
+      Body += callText(P, R, std::nullopt, Uses);
+    Code += "for (int " + Var + " = 0; " + Var + " < " + std::to_string(B.steps()) + "; ++" + Var +
+            ")" + (B.Body.size() > 1 ? " {\n" + Body + "}\n" : "\n" + Body);
   }
   return Code;
 }

@@ -21,6 +21,10 @@
 //    ranks) or by position on the ring the channel's sends form.
 //    Where a run has none, the longest prefix that has one is taken, and
 //    stretches without any regularity read the fields from constexpr tables.
+//  - Rounds that repeat a few calls of different shapes (a pairwise
+//    alltoall's send and receive) are rolled into one loop whose body holds
+//    a run per call, each fitted over the round, when there are more rounds
+//    than are unrolled.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -96,9 +100,21 @@ struct Run {
   SourceLoc Loc;
 };
 
+/// Runs up to this long are unrolled, their step folded into every index;
+/// longer ones become loops over the step counter.
+inline constexpr int32_t MaxUnrolledSteps = 8;
+
+/// Runs of one length that execute interleaved, a loop of Body.size() calls
+/// a round: step S of Body[0], step S of Body[1], ..., then step S + 1. A
+/// run of calls of one shape is a block of one.
+struct RunBlock {
+  std::vector<Run> Body;
+  int32_t steps() const { return Body.front().Domain.Steps; }
+};
+
 struct RankClass {
   std::vector<int32_t> Ranks;
-  std::vector<Run> Runs;
+  std::vector<RunBlock> Blocks;
 };
 
 /// A field no closed form fits: Values[PhysicalRank * Steps + Step], zero for
