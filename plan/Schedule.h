@@ -60,6 +60,9 @@ struct Step {
   Slice Dst;             ///< Written by everything else.
   bool WithNext = false; ///< Runs together with the next step (exchange).
   SourceLoc Loc;         ///< The .ccl statement responsible, for diagnostics.
+  /// The loop iteration that ran that statement (Schedule::iteration), so that
+  /// a diagnostic can say which; 0 outside every loop or when unknown.
+  uint32_t Iteration = 0;
   /// The template-library primitive that performs the step when the algorithm
   /// called one other than its effect's own (e.g. copy_streaming for a copy);
   /// empty for the default. Both halves of an exchange carry it.
@@ -77,6 +80,22 @@ struct ChannelProgram {
 struct RankProgram {
   int32_t LogicalRank = 0;                 ///< The rank the algorithm's text calls `rank`.
   std::vector<ChannelProgram> Channels;    ///< Indexed by channel.
+};
+
+/// A `for` loop of the .ccl text.
+struct SourceLoop {
+  SourceLoc Loc;   ///< The `for` keyword.
+  std::string Var; ///< The loop variable.
+};
+
+/// One iteration of a loop: its variable's value, inside an iteration of the
+/// enclosing loop (Parent, 0 at the top level). Instantiation interns them,
+/// so that every rank and channel that runs the same iteration shares one
+/// entry and a step stores a single id, however many steps there are.
+struct LoopIteration {
+  uint32_t Parent = 0;
+  uint32_t Loop = 0; ///< Index into Schedule::Loops.
+  int64_t Value = 0;
 };
 
 /// Units of the collective's per-rank count in each buffer.
@@ -106,6 +125,13 @@ struct Schedule {
   std::vector<int32_t> Remap;
   /// Indexed by physical rank.
   std::vector<RankProgram> Ranks;
+  /// The loops and loop iterations that steps' Iteration ids name; empty for
+  /// schedules that do not come from .ccl text (plans, MSCCL-IR).
+  std::vector<SourceLoop> Loops;
+  std::vector<LoopIteration> Iterations;
+
+  /// The iteration with id Id (1-based: 0 means none).
+  const LoopIteration &iteration(uint32_t Id) const { return Iterations[Id - 1]; }
 
   int32_t chunksPerUnit() const { return NChannels * ChunksPerChannel; }
   int32_t bufferChunks(BufferKind Buf) const { return Units.of(Buf) * chunksPerUnit(); }

@@ -140,6 +140,9 @@ private:
     return S.Ranks[At.Rank].Channels[At.Channel].Steps[At.Index];
   }
   std::string op(const Site &At) const { return std::string(opName(step(At).Op)); }
+  std::string iterationOf(const Step &St) const;
+  /// An error at St's statement, naming the loop iteration that ran it.
+  void errorAt(const Step &St, const std::string &Msg);
   void errorAt(SourceLoc Loc, const std::string &Msg);
   void error(const Site &At, const std::string &Msg);
   void note(const Site &At, const std::string &Msg);
@@ -207,17 +210,44 @@ void Verifier::errorAt(SourceLoc Loc, const std::string &Msg) {
     Diags.error(Loc, Msg);
 }
 
+/// " (in iteration s = 2 of the loop at ring.ccl:9:3)", outermost loop first,
+/// so that a step maps back to the source without --emit=schedule; empty
+/// outside loops.
+std::string Verifier::iterationOf(const Step &St) const {
+  std::vector<const LoopIteration *> Chain;
+  for (uint32_t Id = St.Iteration; Id != 0; Id = S.iteration(Id).Parent)
+    Chain.push_back(&S.iteration(Id));
+  if (Chain.empty())
+    return "";
+  const SourceManager &SM = Diags.getSourceManager();
+  std::string Text = " (in iteration ";
+  for (auto It = Chain.rbegin(); It != Chain.rend(); ++It) {
+    const SourceLoop &Loop = S.Loops[(*It)->Loop];
+    if (It != Chain.rbegin())
+      Text += ", ";
+    Text += Loop.Var + " = " + std::to_string((*It)->Value) + " of the loop at " +
+            SM.getName(Loop.Loc.FileId) + ":" + std::to_string(Loop.Loc.Line) + ":" +
+            std::to_string(Loop.Loc.Col);
+  }
+  return Text + ")";
+}
+
+void Verifier::errorAt(const Step &St, const std::string &Msg) {
+  errorAt(St.Loc, Msg + iterationOf(St));
+}
+
 void Verifier::error(const Site &At, const std::string &Msg) {
-  errorAt(step(At).Loc, "rank " + std::to_string(At.Rank) + " channel " +
-                            std::to_string(At.Channel) + " step " + std::to_string(At.Index) +
-                            ": " + Msg);
+  errorAt(step(At), "rank " + std::to_string(At.Rank) + " channel " +
+                        std::to_string(At.Channel) + " step " + std::to_string(At.Index) +
+                        ": " + Msg);
 }
 
 void Verifier::note(const Site &At, const std::string &Msg) {
   if (LastShown)
     Diags.note(step(At).Loc, "rank " + std::to_string(At.Rank) + " channel " +
                                  std::to_string(At.Channel) + " step " +
-                                 std::to_string(At.Index) + ": " + Msg);
+                                 std::to_string(At.Index) + ": " + Msg +
+                                 iterationOf(step(At)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -733,7 +763,7 @@ void Verifier::reportCycle(std::vector<int32_t> Cycle) {
     const Wait W = waitOf(Actors[Cycle[K]]);
     Msg += ", which waits at step " + std::to_string(W.Index) + " " + waitText(W);
   }
-  errorAt(step(FirstSite).Loc, Msg);
+  errorAt(step(FirstSite), Msg);
   for (size_t K = 1; K < Cycle.size() && K <= MaxWaitNotes; ++K) {
     const Actor &A = Actors[Cycle[K]];
     const Wait W = waitOf(A);
@@ -780,16 +810,19 @@ void Verifier::checkPostcondition() {
         // Nothing wrote it: point at the end of the channel that owns it.
         const int32_t Owner = S.channelOfChunk(BufferKind::Output, Chunk);
         const std::vector<Step> &Steps = S.Ranks[R].Channels[Owner].Steps;
-        errorAt(Steps.empty() ? SourceLoc{} : Steps.back().Loc,
-                Name + " ends without data, but " + Needs + " (channel " +
-                    std::to_string(Owner) + " ends here)");
+        const std::string Msg = Name + " ends without data, but " + Needs + " (channel " +
+                                std::to_string(Owner) + " ends here)";
+        if (Steps.empty())
+          errorAt(SourceLoc{}, Msg);
+        else
+          errorAt(Steps.back(), Msg);
         continue;
       }
       std::string Msg = Name + " ends holding " + Out.Contents.describe(Chunk) + ", but " + Needs;
       std::string Missing = Out.Contents.describeMissing(Chunk, Want, 0);
       if (Out.Contents.label(Chunk) == E.Label && !Missing.empty())
         Msg += " (missing " + Missing + ")";
-      errorAt(S.Ranks[R].Channels[W.Channel].Steps[W.Index].Loc,
+      errorAt(S.Ranks[R].Channels[W.Channel].Steps[W.Index],
               Msg + "; channel " + std::to_string(W.Channel) + " step " +
                   std::to_string(W.Index) + " wrote it last");
     }

@@ -24,10 +24,6 @@ namespace cclc::codegen {
 
 namespace {
 
-/// Runs up to this long are unrolled, their step folded into every index;
-/// longer ones become loops over the step counter.
-constexpr int32_t MaxUnrolledSteps = 8;
-
 /// How the templates spell an element type; the names are plan::dtypeName's.
 struct TypeSpelling {
   const char *HostType; ///< C++ type of the host templates, within namespace cclc.
@@ -88,6 +84,8 @@ std::string fieldDescription(Field F) {
   case Field::SendPeer: return "peers sent to";
   case Field::SrcChunk: return "source chunks";
   case Field::DstChunk: return "destination chunks";
+  case Field::SrcCount: return "source slice sizes";
+  case Field::DstCount: return "destination slice sizes";
   }
   CCLC_UNREACHABLE("unknown field");
 }
@@ -137,6 +135,8 @@ private:
   }
   std::string banner(const std::string &FileName) const;
   std::string header() const;
+  /// The C name of the kernel table (host kernels only).
+  std::string cTableName() const;
   std::string source();
   std::string constants() const;
   std::string roundFunction(size_t P);
@@ -200,8 +200,14 @@ std::string KernelWriter::header() const {
   OS << "/// Every kernel above, for the runtime to register.\n"
      << "extern const cclc::" << Syntax.Namespace << "::KernelInfo " << S.Algorithm << "_kernels["
      << Opts.Types.size() * Opts.Ops.size() << "];\n\n} // namespace cclc::gen\n";
+  if (Opts.Target == KernelTarget::Host)
+    OS << "\n/// The same table under a C name, for programs that load it from a shared\n"
+       << "/// library at run time (cclc-perf --kernels LIBRARY:" << S.Algorithm << ").\n"
+       << "extern \"C\" const cclc::host::KernelTable " << cTableName() << ";\n";
   return OS.str();
 }
+
+std::string KernelWriter::cTableName() const { return "cclc_host_kernels_" + S.Algorithm; }
 
 /// The schedule's constants and the tables the code reads.
 std::string KernelWriter::constants() const {
@@ -296,7 +302,7 @@ std::string KernelWriter::fieldText(size_t P, const Run &R, Field F, std::option
 std::string KernelWriter::chunkText(size_t P, const Run &R, Field F, std::optional<int32_t> Step,
                                     BodyUses &Uses) {
   const std::vector<int32_t> &Channels = K.Programs[P].Channels;
-  sched::BufferKind Buf = F == Field::SrcChunk ? R.Shape.SrcBuffer : R.Shape.DstBuffer;
+  sched::BufferKind Buf = R.Shape.bufferOf(F);
   int32_t Block = S.channelChunks(Buf);
   std::optional<int64_t> Constant;
   if (const std::optional<IndexExpr> &E = R.Fields[size_t(F)].Expr)
@@ -352,11 +358,11 @@ std::string KernelWriter::callText(size_t P, const Run &R, std::optional<int32_t
     return Syntax.Net + "in(" + fieldText(P, R, Field::RecvPeer, Step, Uses) + ", " + Channel + ")";
   };
   auto Slice = [&](Field F) {
-    bool Src = F == Field::SrcChunk;
-    sched::BufferKind Buf = Src ? R.Shape.SrcBuffer : R.Shape.DstBuffer;
+    bool Src = isSourceField(F);
+    sched::BufferKind Buf = R.Shape.bufferOf(F);
     (Src ? Uses.Read : Uses.Written)[size_t(Buf)] = true;
     return sliceMaker(Buf, Src) + "(" + chunkText(P, R, F, Step, Uses) + ", " +
-           std::to_string(Src ? R.Shape.SrcCount : R.Shape.DstCount) + ")";
+           fieldText(P, R, Src ? Field::SrcCount : Field::DstCount, Step, Uses) + ")";
   };
   std::vector<std::string> Params;
   switch (R.Shape.Kind) {
@@ -380,26 +386,37 @@ std::string KernelWriter::callText(size_t P, const Run &R, std::optional<int32_t
          join(Params, ", ") + ");\n";
 }
 
+/// "line 12: send by copy_streaming": where a run's calls come from.
+std::string runLabel(const Run &R) {
+  std::string Label;
+  if (R.Loc.isValid())
+    Label += "line " + std::to_string(R.Loc.Line) + ": ";
+  Label += std::string(plan::opName(R.Shape.Kind));
+  if (!R.Shape.Primitive.empty())
+    Label += " by " + R.Shape.Primitive;
+  return Label;
+}
+
 std::string KernelWriter::classCode(size_t P, const RankClass &Class, BodyUses &Uses) {
   std::string Code;
-  for (const Run &R : Class.Runs) {
-    Code += "// ";
-    if (R.Loc.isValid())
-      Code += "line " + std::to_string(R.Loc.Line) + ": ";
-    Code += std::string(plan::opName(R.Shape.Kind));
-    if (!R.Shape.Primitive.empty())
-      Code += " by " + R.Shape.Primitive;
-    if (R.Domain.Steps > 1)
-      Code += " x" + std::to_string(R.Domain.Steps);
-    Code += "\n";
-    if (R.Domain.Steps <= MaxUnrolledSteps) {
-      for (int32_t Step = 0; Step < R.Domain.Steps; ++Step)
-        Code += callText(P, R, Step, Uses);
+  const std::string Var = StepVariable;
+  for (const RunBlock &B : Class.Blocks) {
+    std::vector<std::string> Labels;
+    for (const Run &R : B.Body)
+      Labels.push_back(runLabel(R));
+    Code += "// " + join(Labels, ", ") + (B.steps() > 1 ? " x" + std::to_string(B.steps()) : "") +
+            "\n";
+    if (B.steps() <= MaxUnrolledSteps) {
+      for (int32_t Step = 0; Step < B.steps(); ++Step)
+        for (const Run &R : B.Body)
+          Code += callText(P, R, Step, Uses);
       continue;
     }
-    std::string Var = StepVariable;
-    Code += "for (int " + Var + " = 0; " + Var + " < " + std::to_string(R.Domain.Steps) + "; ++" +
-            Var + ")\n" + callText(P, R, std::nullopt, Uses);
+    std::string Body;
+    for (const Run &R : B.Body)
+      Body += callText(P, R, std::nullopt, Uses);
+    Code += "for (int " + Var + " = 0; " + Var + " < " + std::to_string(B.steps()) + "; ++" + Var +
+            ")" + (B.Body.size() > 1 ? " {\n" + Body + "}\n" : "\n" + Body);
   }
   return Code;
 }
@@ -535,6 +552,9 @@ std::string KernelWriter::source() {
      << constants() << "\n"
      << Programs << dispatchFunction() << "} // namespace\n\n"
      << entryPoints() << "\n} // namespace cclc::gen\n";
+  if (Opts.Target == KernelTarget::Host)
+    OS << "\nconst cclc::host::KernelTable " << cTableName() << " = {cclc::gen::" << S.Algorithm
+       << "_kernels, " << Opts.Types.size() * Opts.Ops.size() << "};\n";
   return OS.str();
 }
 

@@ -15,13 +15,17 @@ bool effectUses(OpKind E, Field F) {
   switch (F) {
   case Field::RecvPeer: return plan::opReceives(E);
   case Field::SendPeer: return plan::opSends(E);
-  case Field::SrcChunk: return plan::opReadsSource(E);
-  case Field::DstChunk: return E != OpKind::Send;
+  case Field::SrcChunk:
+  case Field::SrcCount: return plan::opReadsSource(E);
+  case Field::DstChunk:
+  case Field::DstCount: return E != OpKind::Send;
   }
   CCLC_UNREACHABLE("unknown field");
 }
 
-bool isChunkField(Field F) { return F == Field::SrcChunk || F == Field::DstChunk; }
+bool isSliceField(Field F) { return F != Field::RecvPeer && F != Field::SendPeer; }
+
+bool isSourceField(Field F) { return F == Field::SrcChunk || F == Field::SrcCount; }
 
 int32_t Call::field(Field F) const {
   switch (F) {
@@ -29,26 +33,25 @@ int32_t Call::field(Field F) const {
   case Field::SendPeer: return SendPeer;
   case Field::SrcChunk: return Src.Chunk;
   case Field::DstChunk: return Dst.Chunk;
+  case Field::SrcCount: return Src.Count;
+  case Field::DstCount: return Dst.Count;
   }
   CCLC_UNREACHABLE("unknown field");
 }
 
 namespace {
 
-constexpr Field AllFields[] = {Field::RecvPeer, Field::SendPeer, Field::SrcChunk, Field::DstChunk};
+constexpr Field AllFields[] = {Field::RecvPeer, Field::SendPeer, Field::SrcChunk,
+                               Field::DstChunk, Field::SrcCount, Field::DstCount};
 
 CallShape shapeOf(const Call &C) {
   CallShape Shape;
   Shape.Kind = C.Kind;
   Shape.Primitive = C.Primitive;
-  if (effectUses(C.Kind, Field::SrcChunk)) {
+  if (effectUses(C.Kind, Field::SrcChunk))
     Shape.SrcBuffer = C.Src.Buffer;
-    Shape.SrcCount = C.Src.Count;
-  }
-  if (effectUses(C.Kind, Field::DstChunk)) {
+  if (effectUses(C.Kind, Field::DstChunk))
     Shape.DstBuffer = C.Dst.Buffer;
-    Shape.DstCount = C.Dst.Count;
-  }
   return Shape;
 }
 
@@ -150,6 +153,9 @@ std::vector<Numbering> numberings(const sched::Schedule &S, int32_t Program,
   return Nums;
 }
 
+/// The most calls a rolled loop's body holds.
+constexpr int32_t MaxLoopBody = 8;
+
 /// Cuts the calls of one rank class into runs and fits their fields.
 class RunBuilder {
 public:
@@ -157,18 +163,23 @@ public:
              const RankClass &Class, ChannelProgram &Program)
       : S(S), Calls(Calls), Class(Class), Program(Program) {}
 
-  /// The runs of the class, in call order.
-  std::vector<Run> build() {
+  /// The blocks of the class, in call order.
+  std::vector<RunBlock> build() {
     const std::vector<Call> &First = Calls[Class.Ranks[0]];
-    std::vector<Run> Runs;
-    for (size_t Begin = 0; Begin < First.size();) {
-      size_t End = Begin + 1;
-      while (End < First.size() && shapeOf(First[End]) == shapeOf(First[Begin]))
+    std::vector<RunBlock> Blocks;
+    for (int32_t Begin = 0; Begin < int32_t(First.size());) {
+      int32_t End = Begin + 1;
+      while (End < int32_t(First.size()) && shapeOf(First[End]) == shapeOf(First[Begin]))
         ++End;
-      splitSegment(int32_t(Begin), int32_t(End), Runs);
+      if (std::optional<RunBlock> Loop = rolled(Begin, End - Begin)) {
+        Begin += int32_t(Loop->Body.size()) * Loop->steps();
+        Blocks.push_back(std::move(*Loop));
+        continue;
+      }
+      splitSegment(Begin, End, Blocks);
       Begin = End;
     }
-    return Runs;
+    return Blocks;
   }
 
 private:
@@ -177,29 +188,31 @@ private:
   const RankClass &Class;
   ChannelProgram &Program;
 
-  std::vector<int32_t> values(Field F, int32_t First, int32_t Steps) const {
+  /// Field F of calls First, First + Stride, ... (Steps of them) of every
+  /// rank of the class, rank-major.
+  std::vector<int32_t> values(Field F, int32_t First, int32_t Steps, int32_t Stride) const {
     std::vector<int32_t> Values;
     for (int32_t R : Class.Ranks)
       for (int32_t I = 0; I < Steps; ++I)
-        Values.push_back(Calls[R][First + I].field(F));
+        Values.push_back(Calls[R][First + I * Stride].field(F));
     return Values;
   }
 
   /// What affine forms of field F may wrap at: the rank count, and for a
-  /// chunk index the chunks of the channel's block first.
+  /// chunk index or slice size the chunks of the channel's block first.
   std::vector<int32_t> moduli(const CallShape &Shape, Field F) const {
     std::vector<int32_t> Moduli = {S.NRanks};
-    if (isChunkField(F)) {
-      int32_t Chunks = S.channelChunks(F == Field::SrcChunk ? Shape.SrcBuffer : Shape.DstBuffer);
+    if (isSliceField(F)) {
+      int32_t Chunks = S.channelChunks(Shape.bufferOf(F));
       if (Chunks != S.NRanks)
         Moduli.insert(Moduli.begin(), Chunks);
     }
     return Moduli;
   }
 
-  /// The run of Steps calls from First; without tables, nullopt unless every
-  /// field has a closed form.
-  std::optional<Run> fit(int32_t First, int32_t Steps, bool AllowTables) {
+  /// The run of Steps calls from First, Stride apart; without tables,
+  /// nullopt unless every field has a closed form.
+  std::optional<Run> fit(int32_t First, int32_t Steps, bool AllowTables, int32_t Stride = 1) {
     Run R;
     R.Shape = shapeOf(Calls[Class.Ranks[0]][First]);
     R.Domain = {Class.Ranks, Steps};
@@ -207,7 +220,7 @@ private:
     for (Field F : AllFields) {
       if (!effectUses(R.Shape.Kind, F))
         continue;
-      std::vector<int32_t> Values = values(F, First, Steps);
+      std::vector<int32_t> Values = values(F, First, Steps, Stride);
       FieldCode &Code = R.Fields[size_t(F)];
       Code.Expr = fitIndex(R.Domain, Values, Program.Numberings, moduli(R.Shape, F));
       if (Code.Expr)
@@ -248,14 +261,67 @@ private:
 
   bool fits(int32_t First, int32_t Steps) { return fit(First, Steps, false).has_value(); }
 
+  /// The loop of Rounds rounds of Period calls from Begin, when every call
+  /// of its body has closed forms over the rounds.
+  std::optional<RunBlock> loop(int32_t Begin, int32_t Period, int32_t Rounds) {
+    RunBlock Loop;
+    for (int32_t Call = 0; Call < Period; ++Call) {
+      std::optional<Run> R = fit(Begin + Call, Rounds, false, Period);
+      if (!R)
+        return std::nullopt;
+      Loop.Body.push_back(std::move(*R));
+    }
+    return Loop;
+  }
+
+  /// The loop from call Begin that covers the most calls, rounds of a few
+  /// calls of several shapes whose fields have closed forms over the round;
+  /// nullopt unless it runs more rounds than are unrolled and covers more
+  /// than the SameShape calls of one shape from Begin, which form a run.
+  std::optional<RunBlock> rolled(int32_t Begin, int32_t SameShape) {
+    const std::vector<Call> &First = Calls[Class.Ranks[0]];
+    const int32_t Left = int32_t(First.size()) - Begin;
+    std::optional<RunBlock> Best;
+    int32_t Covered = SameShape;
+    for (int32_t Period = 2; Period <= MaxLoopBody && Period * (MaxUnrolledSteps + 1) <= Left;
+         ++Period) {
+      // Rounds whose calls have the first round's shapes; the class's ranks
+      // share their shapes, so its first rank's calls tell.
+      int32_t Rounds = 1;
+      while ((Rounds + 1) * Period <= Left &&
+             std::equal(First.begin() + Begin, First.begin() + Begin + Period,
+                        First.begin() + Begin + Rounds * Period, [](const Call &A, const Call &B) {
+                          return shapeOf(A) == shapeOf(B);
+                        }))
+        ++Rounds;
+      if (Rounds * Period <= Covered || Rounds <= MaxUnrolledSteps)
+        continue;
+      // The longest prefix of rounds that fits: fitting is monotone.
+      std::optional<RunBlock> Found = loop(Begin, Period, Rounds);
+      if (!Found) {
+        int32_t Good = MaxUnrolledSteps, Bad = Rounds;
+        while (Bad - Good > 1) {
+          int32_t Mid = (Good + Bad) / 2;
+          (loop(Begin, Period, Mid) ? Good : Bad) = Mid;
+        }
+        if (Good == MaxUnrolledSteps || Good * Period <= Covered)
+          continue;
+        Found = loop(Begin, Period, Good);
+      }
+      Covered = Found->steps() * Period;
+      Best = std::move(Found);
+    }
+    return Best;
+  }
+
   /// Runs for calls [Begin, End) of one shape: whole when it fits, else its
   /// longest fitting prefix (fitting is monotone: what fits a prefix fits
   /// every shorter one), and tables only for stretches where no two
   /// consecutive calls fit together.
-  void splitSegment(int32_t Begin, int32_t End, std::vector<Run> &Runs) {
+  void splitSegment(int32_t Begin, int32_t End, std::vector<RunBlock> &Blocks) {
     while (Begin < End) {
       if (std::optional<Run> Whole = fit(Begin, End - Begin, false)) {
-        Runs.push_back(std::move(*Whole));
+        Blocks.push_back(RunBlock{{std::move(*Whole)}});
         return;
       }
       int32_t Good = 0, Bad = End - Begin;
@@ -269,7 +335,7 @@ private:
         while (Begin + Length < End && !(Begin + Length + 1 < End && fits(Begin + Length, 2)))
           ++Length;
       }
-      Runs.push_back(*fit(Begin, Length, true));
+      Blocks.push_back(RunBlock{{*fit(Begin, Length, true)}});
       Begin += Length;
     }
   }
@@ -320,7 +386,7 @@ KernelStructure analyzeKernel(const sched::Schedule &S) {
     }
     P.Numberings = numberings(S, int32_t(K.Programs.size()), Calls[H]);
     for (RankClass &Class : P.Classes)
-      Class.Runs = RunBuilder(S, Calls[H], Class, P).build();
+      Class.Blocks = RunBuilder(S, Calls[H], Class, P).build();
     K.Programs.push_back(std::move(P));
   }
   return K;

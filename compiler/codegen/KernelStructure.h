@@ -10,15 +10,21 @@
 //    taken away share one channel program (a flat ring on four channels is
 //    one program run on four blocks of chunks).
 //  - A channel program's ranks fall into rank classes: ranks whose calls have
-//    the same shapes (primitive, buffers, slice sizes) run the same code, and
-//    the kernel picks its class from a constexpr table (a tree's root, inner
-//    ranks and leaves differ; a ring's ranks do not).
-//  - A class's calls are cut into runs of equal shape whose peers and chunk
-//    indices have closed forms over (rank, step in run) (see IndexFit.h),
+//    the same shapes (primitive, buffers) run the same code, and the kernel
+//    picks its class from a constexpr table (a tree's root, inner ranks and
+//    leaves differ; a ring's ranks do not).
+//  - A class's calls are cut into runs of equal shape whose peers, chunk
+//    indices and slice sizes have closed forms over (rank, step in run) (see
+//    IndexFit.h), so that sizes that depend on the rank (a Bruck allgather's
+//    wrapped blocks) are expressions rather than code paths of their own,
 //    the rank numbered physically, logically (when the algorithm remaps
 //    ranks) or by position on the ring the channel's sends form.
 //    Where a run has none, the longest prefix that has one is taken, and
 //    stretches without any regularity read the fields from constexpr tables.
+//  - Rounds that repeat a few calls of different shapes (a pairwise
+//    alltoall's send and receive) are rolled into one loop whose body holds
+//    a run per call, each fitted over the round, when there are more rounds
+//    than are unrolled.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -43,11 +49,13 @@ namespace cclc::codegen {
 using plan::OpKind;
 
 /// The integer fields of a call; which ones an effect has is effectUses.
-enum class Field : uint8_t { RecvPeer, SendPeer, SrcChunk, DstChunk };
-inline constexpr size_t NumFields = 4;
+enum class Field : uint8_t { RecvPeer, SendPeer, SrcChunk, DstChunk, SrcCount, DstCount };
+inline constexpr size_t NumFields = 6;
 bool effectUses(OpKind E, Field F);
-/// The sliced buffer a chunk field indexes: Src for SrcChunk, Dst for DstChunk.
-bool isChunkField(Field F);
+/// Whether F is a chunk index or a slice size rather than a peer.
+bool isSliceField(Field F);
+/// Whether F is about the source slice rather than the destination.
+bool isSourceField(Field F);
 
 /// One call of a primitive, as lowering (plan/Program.h) makes it, with its
 /// chunks relative to its channel's block.
@@ -69,9 +77,9 @@ struct CallShape {
   std::string Primitive;
   sched::BufferKind SrcBuffer = sched::BufferKind::Input;
   sched::BufferKind DstBuffer = sched::BufferKind::Output;
-  int32_t SrcCount = 0;
-  int32_t DstCount = 0;
   bool operator==(const CallShape &) const = default;
+  /// The buffer of slice field F.
+  sched::BufferKind bufferOf(Field F) const { return isSourceField(F) ? SrcBuffer : DstBuffer; }
 };
 
 /// How a run computes one field: a closed form or a table.
@@ -92,9 +100,21 @@ struct Run {
   SourceLoc Loc;
 };
 
+/// Runs up to this long are unrolled, their step folded into every index;
+/// longer ones become loops over the step counter.
+inline constexpr int32_t MaxUnrolledSteps = 8;
+
+/// Runs of one length that execute interleaved, a loop of Body.size() calls
+/// a round: step S of Body[0], step S of Body[1], ..., then step S + 1. A
+/// run of calls of one shape is a block of one.
+struct RunBlock {
+  std::vector<Run> Body;
+  int32_t steps() const { return Body.front().Domain.Steps; }
+};
+
 struct RankClass {
   std::vector<int32_t> Ranks;
-  std::vector<Run> Runs;
+  std::vector<RunBlock> Blocks;
 };
 
 /// A field no closed form fits: Values[PhysicalRank * Steps + Step], zero for

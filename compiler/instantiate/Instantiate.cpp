@@ -6,6 +6,7 @@
 #include "dsl/Builtins.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace cclc::inst {
 
@@ -49,6 +50,11 @@ private:
   bool computeRemap();
   void enterContext(int32_t Logical, int32_t Channel);
 
+  /// The id of the loop iteration now running (Step::Iteration), interned on
+  /// first use so that iterations that emit no step cost nothing.
+  uint32_t currentIteration();
+  uint32_t loopId(const ForStmt &F);
+
   /// Counts one statement (or loop iteration) run against MaxStatements.
   bool count(const Stmt &St);
   bool exec(const Stmt &S);
@@ -84,7 +90,51 @@ private:
   std::vector<int32_t> RingPositions;
   std::vector<Step> *Out = nullptr;
   uint64_t Statements = 0;
+
+  /// The loops now running, outermost first; Id is 0 until a step needs it.
+  struct OpenLoop {
+    uint32_t Loop = 0;
+    int64_t Value = 0;
+    uint32_t Id = 0;
+  };
+  std::vector<OpenLoop> OpenLoops;
+  std::unordered_map<const ForStmt *, uint32_t> LoopIds;
+  struct IterationKey {
+    uint32_t Parent;
+    uint32_t Loop;
+    int64_t Value;
+    bool operator==(const IterationKey &) const = default;
+  };
+  struct IterationHash {
+    size_t operator()(const IterationKey &K) const {
+      return std::hash<uint64_t>()((uint64_t(K.Parent) << 32 | K.Loop) * 0x9E3779B97F4A7C15ull ^
+                                   uint64_t(K.Value));
+    }
+  };
+  std::unordered_map<IterationKey, uint32_t, IterationHash> IterationIds;
 };
+
+uint32_t Instantiator::loopId(const ForStmt &F) {
+  auto [It, Inserted] = LoopIds.try_emplace(&F, static_cast<uint32_t>(S.Loops.size()));
+  if (Inserted)
+    S.Loops.push_back(SourceLoop{F.Range.Begin, F.Var->Name});
+  return It->second;
+}
+
+uint32_t Instantiator::currentIteration() {
+  uint32_t Parent = 0;
+  for (OpenLoop &L : OpenLoops) {
+    if (L.Id == 0) {
+      auto [It, Inserted] = IterationIds.try_emplace(
+          IterationKey{Parent, L.Loop, L.Value}, static_cast<uint32_t>(S.Iterations.size() + 1));
+      if (Inserted)
+        S.Iterations.push_back(LoopIteration{Parent, L.Loop, L.Value});
+      L.Id = It->second;
+    }
+    Parent = L.Id;
+  }
+  return Parent;
+}
 
 std::string Instantiator::sourceText(SourceRange Range) const {
   std::string_view Line = Diags.getSourceManager().getLine(Range.Begin.FileId, Range.Begin.Line);
@@ -308,11 +358,15 @@ bool Instantiator::exec(const Stmt &St) {
       return false;
     // Every iteration counts, so that a loop with an empty body (or one
     // whose body is skipped) cannot run unbounded.
+    OpenLoops.push_back(OpenLoop{loopId(F)});
     for (int64_t I = *Lo; I < *Hi; ++I) {
       Frame[F.Var->Slot] = Value::integer(I);
+      OpenLoops.back().Value = I;
+      OpenLoops.back().Id = 0;
       if (!count(St) || !execBlock(*F.Body))
         return false;
     }
+    OpenLoops.pop_back();
     return true;
   }
   case Stmt::Kind::If: {
@@ -364,6 +418,7 @@ bool Instantiator::execOp(const OpStmt &Op) {
   const std::vector<ExprPtr> &A = Op.Args;
   Step St;
   St.Loc = Op.Range.Begin;
+  St.Iteration = currentIteration();
   // A primitive of the template library runs with its effect's meaning; the
   // steps only remember which primitive performs them.
   if (Op.Info->Name != Op.Info->Effect)

@@ -106,6 +106,12 @@ void Communicator::finish() {
     leaveTogether(Gpu.get(), [&] { Boot->barrier(); });
 }
 
+void Communicator::allGatherOutOfBand(void *Buf, size_t BytesPerRank) {
+  std::lock_guard<std::mutex> Guard(CallLock);
+  checkUsable();
+  Boot->allgather(Buf, BytesPerRank);
+}
+
 void Communicator::abort(const std::string &Cause) {
   Links.abort(Cause);
   {

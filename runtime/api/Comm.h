@@ -94,6 +94,13 @@ public:
   /// at once; returns when all are done.
   void pointToPoint(std::span<const PeerOp> Ops);
 
+  /// Gathers BytesPerRank bytes from every rank into Buf, in rank order,
+  /// through the bootstrap rather than a collective: for tools (cclc-perf)
+  /// that must agree on something apart from the algorithms they measure, so
+  /// that no algorithm is chosen, no transport connected and no fallback
+  /// announced for it. Collective: every rank calls it in the same order.
+  void allGatherOutOfBand(void *Buf, size_t BytesPerRank);
+
   /// The status of the communicator's failure, with its message, or none
   /// while it works; learns of GPU failures without waiting for kernels.
   std::optional<Classified> asyncError();

@@ -5,13 +5,22 @@
 #include "runtime/perf/Memory.h"
 #include "runtime/perf/Report.h"
 
+#include "runtime/api/Comm.h"
 #include "runtime/api/Types.h"
 #include "runtime/exec/Interpreter.h"
 
+#include "host/Kernel.h"
+
+#include "plan/Diagnostics.h"
+#include "plan/PlanJson.h"
+
 #include <chrono>
+#include <dlfcn.h>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -37,8 +46,12 @@ public:
   int run() {
     std::vector<Identity> Ids = allGather(identity());
     std::vector<std::string> Devices = openMemory(Ids);
-    for (const std::string &Plan : Opts.Plans)
+    for (const std::string &Plan : Opts.Plans) {
       check(cclcCommLoadPlan(Comm, Plan.c_str()), "loading plan " + Plan);
+      requireMeasured(planCollective(Plan), "plan " + Plan);
+    }
+    for (const std::string &Kernels : Opts.Kernels)
+      registerKernels(Kernels);
     if (Rank == 0) {
       std::vector<RankInfo> Ranks;
       for (size_t R = 0; R < Ids.size(); ++R)
@@ -85,27 +98,79 @@ private:
     return Mine;
   }
 
-  /// Every rank's Mine, in rank order: an allgather of bytes on the host.
+  /// Every rank's Mine, in rank order. The ranks agree on what they print
+  /// and time through the bootstrap, not a collective, so that the calls
+  /// measured are the only ones that choose an algorithm (or warn that they
+  /// fall back).
   template <class T> std::vector<T> allGather(const T &Mine) {
     std::vector<T> All(static_cast<size_t>(NRanks));
-    check(cclcAllGather(&Mine, All.data(), sizeof Mine, cclcUint8, Comm, nullptr),
-          "gathering what the ranks are");
+    All[size_t(Rank)] = Mine;
+    Comm->allGatherOutOfBand(All.data(), sizeof Mine);
     return All;
   }
 
-  /// The sum over the ranks of V, through an allreduce on the host.
-  template <class T> T sumOverRanks(T V, cclcDataType_t Type) {
+  /// The sum over the ranks of V.
+  template <class T> T sumOverRanks(T V) {
     T Sum{};
-    check(cclcAllReduce(&V, &Sum, 1, Type, cclcSum, Comm, nullptr), "summing over the ranks");
+    for (T Each : allGather(V))
+      Sum += Each;
     return Sum;
+  }
+
+  /// The collective of plan Path, which the runtime has loaded.
+  static CollectiveKind planCollective(const std::string &Path) {
+    SourceManager SM;
+    std::string Why;
+    std::ostringstream Log;
+    DiagnosticEngine Diags(SM, Log);
+    std::optional<uint32_t> File = SM.loadFile(Path, Why);
+    std::optional<plan::Plan> Plan = File ? plan::readPlanFile(*File, SM, Diags) : std::nullopt;
+    if (!Plan)
+      throw std::runtime_error("plan " + Path + " cannot be read again: " + Why + Log.str());
+    return Plan->Sched.Collective;
+  }
+
+  /// Refuses What (a plan or kernels of Collective) when no measured call
+  /// can run it: the calls would fall back on the library's ring while the
+  /// header named it. Every rank loads the same ones, so every rank refuses.
+  void requireMeasured(CollectiveKind Collective, const std::string &What) const {
+    const std::string Name = callLabel(Call{Collective});
+    if (Collective == CollectiveKind::AllToAll)
+      throw std::runtime_error(What + " is for alltoall, but cclcAllToAll runs over the "
+                               "runtime's point-to-point messages and no plan or kernel; measure "
+                               "alltoall without --plan or --kernels");
+    if (std::find(Opts.Collectives.begin(), Opts.Collectives.end(), Collective) ==
+        Opts.Collectives.end())
+      throw std::runtime_error(What + " is for " + Name + ", which no call measured here runs; "
+                               "give " + Name + " (or all) as the collective to measure it");
+  }
+
+  /// Registers the generated host kernels that Spec, "LIBRARY:ALGORITHM",
+  /// names. The library stays loaded until the process ends, since the
+  /// communicator calls its kernels until it is destroyed.
+  void registerKernels(const std::string &Spec) {
+    const size_t Colon = Spec.rfind(':');
+    const std::string Library = Spec.substr(0, Colon), Algorithm = Spec.substr(Colon + 1);
+    void *Handle = ::dlopen(Library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!Handle)
+      throw std::runtime_error("cannot load kernels from " + Library + ": " + ::dlerror());
+    const std::string Symbol = "cclc_host_kernels_" + Algorithm;
+    const auto *Table = static_cast<const host::KernelTable *>(::dlsym(Handle, Symbol.c_str()));
+    if (!Table)
+      throw std::runtime_error(Library + " holds no kernels of algorithm " + Algorithm + " (no " +
+                               Symbol + "); build it from the .cpp that cclc compile " +
+                               "--emit=host generated for " + Algorithm);
+    const std::string What = "kernels " + Spec;
+    check(cclcCommRegisterKernels(Comm, Table->Kernels, Table->Count), "registering " + What);
+    if (Table->Count)
+      requireMeasured(*plan::parseCollective(Table->Kernels[0].Collective), What);
   }
 
   /// Opens the rank's memory: on GPUs, device (local rank) modulo the GPUs
   /// of the host, where the local rank counts the ranks before this one on
   /// its host, as nccl-tests counts them. Returns every rank's device for the
   /// header. Every rank fails when one cannot open its memory, so that none
-  /// waits in a later call for a rank that gave up; the exchange is an
-  /// allgather, which no plan loaded afterwards could have served.
+  /// waits in a later call for a rank that gave up.
   std::vector<std::string> openMemory(const std::vector<Identity> &Ids) {
     std::string Why;
     try {
@@ -153,13 +218,13 @@ private:
       Invoke();
     Mem->wait(What);
     Batch Timed = Mem->batch(Opts.Iters, Invoke);
-    sumOverRanks<int32_t>(0, cclcInt32); // Start the timed loops together.
+    sumOverRanks<int32_t>(0); // Start the timed loops together.
     auto Start = std::chrono::steady_clock::now();
     Timed.Run();
     Mem->wait(What);
     std::chrono::duration<double> Took = std::chrono::steady_clock::now() - Start;
     Measurement M;
-    M.Seconds = sumOverRanks<double>(Took.count() / Timed.Calls, cclcFloat64) / NRanks;
+    M.Seconds = sumOverRanks<double>(Took.count() / Timed.Calls) / NRanks;
     if (Opts.Check && (!InPlace || definedInPlace(C))) {
       // Output the call leaves alone keeps bits no result has (NaN, -1,
       // 255), so a call that did nothing fails the check rather than
@@ -173,7 +238,7 @@ private:
           B.Recv, RecvBytes, [&](const void *Recv) { return countWrong(C, Rank, NRanks, Recv); });
       if (Mine)
         Wrong = true;
-      M.Wrong = sumOverRanks<uint64_t>(Mine, cclcUint64);
+      M.Wrong = sumOverRanks<uint64_t>(Mine);
     }
     return M;
   }

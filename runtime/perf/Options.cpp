@@ -61,6 +61,9 @@ const char *Usage =
     "                        launcher (mpirun, srun, torchrun)\n"
     "  --plan FILE           load a plan (cclc compile --emit=json) on every rank; repeat\n"
     "                        for more\n"
+    "  --kernels LIB:ALGO    register the host kernels of algorithm ALGO (cclc compile\n"
+    "                        --emit=host) from shared library LIB on every rank; repeat\n"
+    "                        for more\n"
     "  --gpu                 buffers in GPU memory, calls on a CUDA stream; a rank uses\n"
     "                        the GPU of its local rank modulo the host's GPU count\n"
     "  -G, --cudagraph N     with --gpu, capture each timed loop in a CUDA graph and\n"
@@ -193,6 +196,13 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
       }
       else if (A == "--plan")
         Opts.Plans.push_back(V);
+      else if (A == "--kernels") {
+        size_t Colon = V.rfind(':');
+        if (Colon == std::string::npos || Colon == 0 || Colon + 1 == V.size())
+          throw std::invalid_argument("--kernels takes LIBRARY:ALGORITHM, such as "
+                                      "./libring.so:ring_allreduce, not '" + V + "'");
+        Opts.Kernels.push_back(V);
+      }
       else if (A == "-G" || A == "--cudagraph")
         Opts.GraphLaunches = parseInt(A, V, 0);
       else

@@ -2,7 +2,8 @@
 //
 // nccl-tests' options, so that scripts written for all_reduce_perf and its
 // siblings run cclc-perf unchanged (the collective becomes the first
-// argument), plus cclc's own: -np forks the ranks, --plan loads plans, and
+// argument), plus cclc's own: -np forks the ranks, --plan loads plans,
+// --kernels registers generated host kernels from a shared library, and
 // --gpu puts the buffers in device memory, where nccl-tests always has them
 // (cclc-perf's default is host memory, which the runtime serves as well):
 //
@@ -10,7 +11,8 @@
 //              sendrecv|all>
 //             [-b minbytes] [-e maxbytes] [-i stepbytes | -f stepfactor]
 //             [-n iters] [-w warmup] [-c check] [-d type|all] [-o op|all]
-//             [-r root] [-np ranks] [--plan FILE]... [--gpu [-G launches]]
+//             [-r root] [-np ranks] [--plan FILE]... [--kernels LIB:ALGO]...
+//             [--gpu [-G launches]]
 //   cclc-perf --gpu-probe
 //
 // -G is nccl-tests' CUDA graph mode, for --gpu.
@@ -50,6 +52,10 @@ struct Options {
   /// Ranks to fork; 0 joins the job of a launcher (mpirun, srun, torchrun).
   int NRanks = 0;
   std::vector<std::string> Plans;
+  /// Generated host kernels to register, each "LIBRARY:ALGORITHM": a shared
+  /// library built from cclc compile --emit=host and the algorithm whose
+  /// table (cclc_host_kernels_ALGORITHM) it holds.
+  std::vector<std::string> Kernels;
   /// Buffers in device memory and calls on a CUDA stream, one per rank.
   bool Gpu = false;
   /// With Gpu: each timed loop is captured in a CUDA graph launched this

@@ -19,6 +19,8 @@ void Report::header(const std::vector<RankInfo> &Ranks) {
                  Ranks[R].Host.c_str(), Ranks[R].Device.c_str());
   for (const std::string &Plan : Opts.Plans)
     std::fprintf(Out, "#  Plan %s\n", Plan.c_str());
+  for (const std::string &Kernels : Opts.Kernels)
+    std::fprintf(Out, "#  Kernels %s\n", Kernels.c_str());
 }
 
 void Report::columns(const Call &C) {

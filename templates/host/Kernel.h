@@ -55,6 +55,15 @@ struct KernelInfo {
   KernelFn Run;
 };
 
+/// A generated file's kernels under a C name, cclc_host_kernels_<algorithm>,
+/// so that a program can find them in a shared library it loads at run time
+/// (cclc-perf --kernels): the C++ table's name is mangled and its length is
+/// not in the symbol.
+struct KernelTable {
+  const KernelInfo *Kernels;
+  size_t Count;
+};
+
 /// Runs Body(Layout) once per round of Args.Count elements of T.
 template <class T, class F>
 inline void forEachRound(const KernelArgs &Args, kern::GridShape Shape, F &&Body) {

@@ -45,7 +45,8 @@ Shape shapeOf(const codegen::KernelStructure &K) {
     S.Classes += P.Classes.size();
     S.Tables += P.Tables.size();
     for (const codegen::RankClass &C : P.Classes)
-      S.Runs += C.Runs.size();
+      for (const codegen::RunBlock &B : C.Blocks)
+        S.Runs += B.Body.size();
   }
   return S;
 }

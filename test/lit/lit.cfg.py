@@ -24,6 +24,8 @@ config.substitutions.append(("%cmake", config.cmake))
 config.substitutions.append(("%cclc_build", config.cclc_obj_root))
 config.substitutions.append(("%cclc_src", config.cclc_src_root))
 config.substitutions.append(("%shared", os.path.join(config.shared_dir, "topologies")))
+# The C++ compiler of the build, for tests that build generated kernels.
+config.substitutions.append(("%cxx", config.cxx_compiler))
 
 # Tests over the real machines beside the checkout need them to be there.
 if os.path.isdir(os.path.join(config.shared_dir, "topologies")):

@@ -102,6 +102,34 @@ TEST(RingSchedules, EqualTheCompiledLibraryRings) {
   EXPECT_FALSE(plan::ringSchedule(CollectiveKind::AllToAll, 4, 0));
 }
 
+/// Steps name the loop iteration that made them through one interned entry
+/// per iteration, shared by every rank, so that the memory it takes does not
+/// grow with the rank count.
+TEST(LoopIterations, EveryRankSharesOneEntryPerIteration) {
+  const int32_t N = 8;
+  sched::Schedule S = compiledRing(CollectiveKind::AllReduce, N, 0);
+  ASSERT_EQ(S.Loops.size(), 2u);
+  EXPECT_EQ(S.Loops[0].Var, "s");
+  EXPECT_LT(S.Loops[0].Loc.Line, S.Loops[1].Loc.Line);
+  EXPECT_EQ(S.Iterations.size(), size_t(2 * (N - 1)));
+  // Fusion has joined hops, so the steps are fewer than the statements run,
+  // but every rank's step I still comes from the same iteration.
+  const std::vector<sched::Step> &First = S.Ranks[0].Channels[0].Steps;
+  EXPECT_EQ(First.front().Iteration, 0u) << "the copy runs outside every loop";
+  const sched::LoopIteration &Last = S.iteration(First.back().Iteration);
+  EXPECT_EQ(Last.Parent, 0u);
+  EXPECT_EQ(Last.Loop, 1u);
+  EXPECT_EQ(Last.Value, N - 2);
+  for (const sched::RankProgram &R : S.Ranks) {
+    const std::vector<sched::Step> &Steps = R.Channels[0].Steps;
+    ASSERT_EQ(Steps.size(), First.size());
+    for (size_t I = 1; I < Steps.size(); ++I) {
+      EXPECT_NE(Steps[I].Iteration, 0u);
+      EXPECT_EQ(Steps[I].Iteration, First[I].Iteration);
+    }
+  }
+}
+
 TEST(Lowering, JoinsASendAndTheReceiveWithItIntoAnExchange) {
   std::vector<sched::Step> Steps(3);
   Steps[0] = {.Op = OpKind::Send, .Peer = 1, .Src = {plan::BufferKind::Output, 0, 1},
