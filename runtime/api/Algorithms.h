@@ -173,6 +173,8 @@ public:
   const Algorithm &choose(const Request &R, const std::function<Algorithm()> &MakeFallback);
 
   const std::deque<Algorithm> &loaded() const { return Loaded; }
+  /// Whether a loaded algorithm serves R (no fallback is made).
+  bool servesLoaded(const Request &R) const { return best(R) != nullptr; }
   /// The loaded or fallback algorithm of identity Identity; null when none
   /// is, as for a plan only a peer loaded.
   const Algorithm *withIdentity(uint64_t Identity) const;

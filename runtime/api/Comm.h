@@ -81,6 +81,10 @@ public:
   /// the GPU, enqueued on Stream, when Stream is not null or the buffers are
   /// device memory, and on the host otherwise (R.Where is ignored).
   void collective(const Request &R, const void *Send, void *Recv, void *Stream);
+  /// Whether a loaded plan or registered kernel runs R on the host: an
+  /// alltoall runs as a collective then, and over point-to-point messages
+  /// otherwise. Every rank loads alike, so every rank decides alike.
+  bool runsLoadedOnHost(Request R);
 
   // Point-to-point (PointToPoint.cpp). Not collective: only the ranks a
   // call names take part, connecting at a pair's first message.

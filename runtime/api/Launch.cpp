@@ -104,6 +104,12 @@ std::optional<Request> requestOf(const kern::CallStamp &S) {
 
 } // namespace
 
+bool Communicator::runsLoadedOnHost(Request R) {
+  std::lock_guard<std::mutex> Guard(CallLock);
+  R.Where = Target::Host;
+  return Table.servesLoaded(R);
+}
+
 void Communicator::collective(const Request &Asked, const void *Send, void *Recv, void *Stream) {
   std::lock_guard<std::mutex> Guard(CallLock);
   checkUsable();

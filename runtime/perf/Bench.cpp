@@ -135,10 +135,6 @@ private:
   /// header named it. Every rank loads the same ones, so every rank refuses.
   void requireMeasured(CollectiveKind Collective, const std::string &What) const {
     const std::string Name = callLabel(Call{Collective});
-    if (Collective == CollectiveKind::AllToAll)
-      throw std::runtime_error(What + " is for alltoall, but cclcAllToAll runs over the "
-                               "runtime's point-to-point messages and no plan or kernel; measure "
-                               "alltoall without --plan or --kernels");
     if (std::find(Opts.Collectives.begin(), Opts.Collectives.end(), Collective) ==
         Opts.Collectives.end())
       throw std::runtime_error(What + " is for " + Name + ", which no call measured here runs; "
