@@ -140,17 +140,23 @@ struct BlockWaits {
   CommStatus Failure;
 };
 
-/// The calling block's wait state, in shared memory.
+/// The calling block's wait state, in shared memory. A __shared__ variable
+/// takes no initializer, and the call stamp in the state has default member
+/// initializers, so the state lives in raw words that enterChannel() copies
+/// it into (copying creates an object of such an aggregate).
 __device__ __forceinline__ BlockWaits &blockWaits() {
-  __shared__ BlockWaits State;
-  return State;
+  static_assert(alignof(BlockWaits) <= alignof(uint64_t), "the words hold the state aligned");
+  __shared__ uint64_t Storage[(sizeof(BlockWaits) + 7) / 8];
+  return *reinterpret_cast<BlockWaits *>(Storage);
 }
 
 /// Starts the calling block's waits for Channel; every thread may call it,
 /// and it must come before the block's first wait.
 __device__ __forceinline__ void enterChannel(const Waiter &Wait, int32_t Channel) {
-  if (threadIdx.x == 0)
-    blockWaits() = BlockWaits{Wait, Channel, CommStatus::Ok};
+  if (threadIdx.x == 0) {
+    BlockWaits State{Wait, Channel, CommStatus::Ok};
+    __builtin_memcpy(&blockWaits(), &State, sizeof State);
+  }
 }
 
 /// Records a failed wait (thread 0 only): the first failure of the kernel
