@@ -8,6 +8,17 @@
 // Each counter has one writer, so the data path takes no lock. This is
 // NCCL's simple protocol, with one message per slot.
 //
+// A message that leaves room in its slot also carries its size word and a
+// flag after its data (a trailer, MessageTrailer), written last, so that a
+// receiver expecting a message of that size polls the slot itself and finds
+// the data, the size and the flag in the lines it must read anyway: it
+// learns of the message without reading the sender's Tail and the size
+// array, two cache misses that otherwise come one after the other, before
+// the data's. This is NCCL's low-latency idea for one flag per message. The
+// sender still writes the size array and Tail, which sleepers, proxies and
+// point-to-point transfers read, so a receiver that never finds the flag
+// (its peer sent another size) finds the message by Tail as before.
+//
 // Every wait is bounded by a Waiter: its timeout, and an abort flag that a
 // failing rank or the runtime raises so that all ranks stop instead of
 // hanging. A wait that ends that way throws CommError.
@@ -260,10 +271,33 @@ inline constexpr uint64_t OfferClaimed = uint64_t(1) << 63;
 /// each with what its writer alone writes.
 struct FifoHeader {
   alignas(64) Bell Tail; ///< Messages posted by the sender.
+  /// Drawn when the FIFO is made, so that message flags (MessageTrailer)
+  /// left in reused memory by an earlier FIFO never pass for this one's.
+  uint64_t Epoch = 0;
   alignas(64) Bell Head; ///< Messages consumed by the receiver.
   DirectOffer Offer;     ///< Written by the receiver, beside Head.
 };
 static_assert(sizeof(FifoHeader) == 128, "the counters and the offer fill two cache lines");
+
+/// Where a message of Bytes bytes keeps its trailer in its slot: the size
+/// word, then the flag of its message number, 16 bytes 8-aligned after the
+/// data and within one cache line; none (nullopt) where the slot has no
+/// room. Both sides compute it from the size they expect.
+struct MessageTrailer {
+  size_t Offset = 0;
+  bool Present = false;
+
+  MessageTrailer(size_t Bytes, size_t SlotBytes) {
+    size_t At = (Bytes + 7) / 8 * 8;
+    if (At % 64 > 48)
+      At = (At + 63) / 64 * 64;
+    Offset = At;
+    Present = At + 16 <= SlotBytes;
+  }
+  /// The flag of message number Seq (its counter value plus one) of a FIFO
+  /// of epoch Epoch: never zero, as fresh slots are, and unlikely as data.
+  static uint64_t flag(uint64_t Seq, uint64_t Epoch) { return Seq ^ Epoch; }
+};
 
 /// One contiguous run of memory a message covers.
 struct Run {
@@ -273,12 +307,32 @@ struct Run {
 
 /// A view of one FIFO laid out in a block of memory (common/Fifo.h).
 struct Fifo : kern::FifoView<FifoHeader> {
+  /// The header's epoch, read once, so that neither side reads the header's
+  /// lines for it again.
+  uint64_t Epoch = 0;
+
   /// Views Mem (64-byte aligned, bytesFor bytes); Init constructs the
-  /// counters, which exactly one side does before the other attaches.
+  /// counters and draws the epoch, which exactly one side does before the
+  /// other attaches.
   static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes, bool Init) {
     if (Init)
-      new (Mem) FifoHeader();
-    return {FifoView::place(Mem, NumSlots, SlotBytes)};
+      (new (Mem) FifoHeader())->Epoch = freshEpoch();
+    Fifo F{FifoView::place(Mem, NumSlots, SlotBytes)};
+    F.Epoch = F.Header->Epoch;
+    return F;
+  }
+
+private:
+  /// A value no FIFO made before in any process is likely to have, with the
+  /// top bit set, so that a flag (a message number, below 2^63, XOR it) is
+  /// never zero.
+  static uint64_t freshEpoch() {
+    static std::atomic<uint64_t> Made{0};
+    uint64_t X = uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                 (uint64_t(::getpid()) << 32) ^ Made.fetch_add(0x9e3779b97f4a7c15ull);
+    X = (X ^ (X >> 30)) * 0xbf58476d1ce4e5b9ull;
+    X = (X ^ (X >> 27)) * 0x94d049bb133111ebull;
+    return (X ^ (X >> 31)) | (uint64_t(1) << 63);
   }
 };
 
@@ -297,6 +351,9 @@ struct Outbox {
   /// The smallest message the receiver offers its buffer for (its
   /// Inbox::DirectMin): smaller ones go through slots at once.
   size_t DirectMin = 0;
+  /// The receiver's Head as last read: while it leaves a slot free, the
+  /// sender does not read the receiver's cache line.
+  uint64_t SeenHead = 0;
   /// How long a sender whose receiver has taken every message waits for the
   /// receiver's offer before it copies into a slot: about the time a rank
   /// takes between receives (forwarding one large message).
@@ -354,9 +411,13 @@ struct Outbox {
   /// call's stamp, written while the caller fills the slot.
   std::byte *acquire() {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
-    Wait->until(
-        [&] { return Tail - Q.Header->Head.load(std::memory_order_acquire) < Q.NumSlots; },
-        "send to", Peer, {&Q.Header->Head});
+    if (Tail - SeenHead >= Q.NumSlots)
+      Wait->until(
+          [&] {
+            SeenHead = Q.Header->Head.load(std::memory_order_acquire);
+            return Tail - SeenHead < Q.NumSlots;
+          },
+          "send to", Peer, {&Q.Header->Head});
     if (Call && Call->Seq != Stamped)
       Q.Stamps[Tail % Q.NumSlots] = *Call;
     return Q.slot(Tail);
@@ -376,7 +437,14 @@ struct Outbox {
       Word = kern::stampDigest(*Call) | (Bytes & 0xffffffffull);
       Stamped = Call->Seq;
     }
-    Q.Sizes[Tail % Q.NumSlots] = Word | (Direct ? kern::DirectWord : 0);
+    Word |= Direct ? kern::DirectWord : 0;
+    Q.Sizes[Tail % Q.NumSlots] = Word;
+    if (MessageTrailer T(Bytes, Q.SlotBytes); T.Present && !Direct) {
+      std::byte *At = Q.slot(Tail) + T.Offset;
+      std::memcpy(At, &Word, sizeof Word);
+      __atomic_store_n(reinterpret_cast<uint64_t *>(At + 8), MessageTrailer::flag(Tail + 1, Q.Epoch),
+                       __ATOMIC_RELEASE);
+    }
     Q.Header->Tail.publish(Tail + 1);
   }
 };
@@ -395,13 +463,15 @@ struct Inbox {
   size_t DirectMin = 0;
   /// The offer last made (DirectOffer::Seq), withdrawn if the receive fails.
   uint64_t Offered = 0;
+  /// The size word of the message peek() returned.
+  uint64_t Word = 0;
 
   /// Offers the sender Dst (at most two runs, Bytes in all) for the next
   /// message, unless it is small, has already come, or was offered.
   void offer(std::span<const Run> Dst, size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     if (!DirectMin || Bytes < DirectMin || Dst.size() > 2 || Offered == Head + 1 ||
-        Q.Header->Tail.load(std::memory_order_acquire) != Head)
+        Q.Header->Tail.load(std::memory_order_acquire) > Head)
       return;
     DirectOffer &O = Q.Header->Offer;
     O.Digest = Call && Call->Seq != Checked ? kern::stampDigest(*Call) : 0;
@@ -421,7 +491,7 @@ struct Inbox {
   void decline(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     if (!DirectMin || Bytes < DirectMin || Offered == Head + 1 ||
-        Q.Header->Tail.load(std::memory_order_acquire) != Head)
+        Q.Header->Tail.load(std::memory_order_acquire) > Head)
       return;
     DirectOffer &O = Q.Header->Offer;
     O.Bytes[0] = O.Bytes[1] = 0;
@@ -440,7 +510,7 @@ struct Inbox {
     uint64_t Head = Offered - 1;
     Waiter Brief{nullptr, std::min<std::chrono::milliseconds>(Wait->Timeout, WriterGrace)};
     try {
-      Brief.until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
+      Brief.until([&] { return Q.Header->Tail.load(std::memory_order_acquire) > Head; },
                   "finish writing for", Peer);
     } catch (const CommError &) {
       // The writer died or stalled: it writes nothing more.
@@ -455,9 +525,25 @@ struct Inbox {
   /// (direct() says so).
   const std::byte *peek(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
-    Wait->until([&] { return Q.Header->Tail.load(std::memory_order_acquire) != Head; },
-                "receive from", Peer, {&Q.Header->Tail});
-    uint64_t Word = Q.Sizes[Head % Q.NumSlots];
+    MessageTrailer T(Bytes, Q.SlotBytes);
+    const std::byte *At = Q.slot(Head) + T.Offset;
+    // The sender's flag comes with the message's last line; Tail after it,
+    // or alone for a message of another size than expected.
+    auto Flagged = [&] {
+      return T.Present && __atomic_load_n(reinterpret_cast<const uint64_t *>(At + 8),
+                                          __ATOMIC_ACQUIRE) == MessageTrailer::flag(Head + 1, Q.Epoch);
+    };
+    bool ByFlag = false;
+    Wait->until(
+        [&] {
+          ByFlag = Flagged();
+          return ByFlag || Q.Header->Tail.load(std::memory_order_acquire) > Head;
+        },
+        "receive from", Peer, {&Q.Header->Tail});
+    if (ByFlag)
+      std::memcpy(&Word, At, sizeof Word);
+    else
+      Word = Q.Sizes[Head % Q.NumSlots];
     if (Call && Call->Seq != Checked) {
       // The digest with another size than expected is the same call's, run
       // by two schedules whose plan hashes agree, unless the stamps differ:
@@ -477,15 +563,14 @@ struct Inbox {
                           "; the ranks run different plans or kernels");
     return Q.slot(Head);
   }
-  /// True when peek() would not wait.
+  /// True when a message has come whatever its size (by Tail: messages
+  /// taken by their flags may run ahead of it).
   bool ready() const {
-    return Q.Header->Tail.load(std::memory_order_acquire) !=
+    return Q.Header->Tail.load(std::memory_order_acquire) >
            Q.Header->Head.load(std::memory_order_relaxed);
   }
   /// Whether the message peek() returned is already in the offered buffer.
-  bool direct() const {
-    return kern::wordDirect(Q.Sizes[Q.Header->Head.load(std::memory_order_relaxed) % Q.NumSlots]);
-  }
+  bool direct() const { return kern::wordDirect(Word); }
   /// Frees the slot returned by peek().
   void release() {
     Q.Header->Head.publish(Q.Header->Head.load(std::memory_order_relaxed) + 1);
