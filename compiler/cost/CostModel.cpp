@@ -6,9 +6,9 @@
 #include "plan/Assert.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
-#include <tuple>
+#include <functional>
+#include <optional>
+#include <unordered_map>
 
 namespace cclc::cost {
 
@@ -37,18 +37,135 @@ uint64_t messageBytes(const Schedule &S, uint64_t UnitBytes) {
 
 namespace {
 
-/// One run of the execution model with times attached.
+/// One step as the simulation needs it: its connections, its link and its
+/// sizes in chunks, resolved once so that simulating is arithmetic.
+struct SimStep {
+  int32_t RecvConn = -1; ///< The connection it receives on, -1 when it does not.
+  int32_t SendConn = -1; ///< The connection it sends on, -1 when it does not.
+  bool Reduces = false;  ///< Its receive reduces into Dst.
+  bool WithNext = false;
+  int32_t DstCount = 0;  ///< Chunks it writes (receives, copies, reduces).
+  int32_t SentCount = 0; ///< Chunks it sends.
+  double LatencyUs = 0;  ///< Of the link it sends over.
+  double Bw = 0;         ///< Bytes per us it sends at.
+};
+
+/// A schedule, chunked by a factor, resolved for the simulation. Channels
+/// never meet in the execution model (every connection belongs to one
+/// channel), so a channel that repeats an earlier one on other chunks
+/// (PipelinePlanner::representative) finishes at the same time and is not
+/// simulated again: flat algorithms replicated on every channel simulate one.
+class SimProgram {
+public:
+  /// S chunked by Factor: split in the order Stages gives, or, without
+  /// stages, left whole on the refined grid (what chunkSchedule makes).
+  SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner, const LinkTable &Links,
+             float ChannelBwGBs, int32_t Factor, const passes::PipelineStages *Stages);
+
+  /// The (rank, channel) programs simulated, rank-major as the execution
+  /// model visits them.
+  std::vector<std::vector<SimStep>> Lanes;
+  /// Per connection, the lanes at its two ends.
+  std::vector<int32_t> SenderLane, ReceiverLane;
+  int32_t BufferSlots = 2;
+  /// Units of the message, and chunks per unit after chunking.
+  int32_t Units = 1;
+  int32_t ChunksPerUnit = 1;
+
+private:
+  int32_t connection(int32_t From, int32_t To, int32_t Channel);
+
+  int32_t NRanks = 0;
+  int32_t NChannels = 1;
+  /// Channels simulated, and the lane index of each within a rank.
+  std::vector<int32_t> Channels;
+  std::vector<int32_t> LaneOfChannel;
+  std::unordered_map<uint64_t, int32_t> ConnectionIds;
+};
+
+int32_t SimProgram::connection(int32_t From, int32_t To, int32_t Channel) {
+  uint64_t Key = (static_cast<uint64_t>(From) * NRanks + To) * NChannels + Channel;
+  auto [It, Added] = ConnectionIds.try_emplace(Key, static_cast<int32_t>(SenderLane.size()));
+  if (Added) {
+    int32_t Lanes = static_cast<int32_t>(Channels.size());
+    SenderLane.push_back(From * Lanes + LaneOfChannel[Channel]);
+    ReceiverLane.push_back(To * Lanes + LaneOfChannel[Channel]);
+  }
+  return It->second;
+}
+
+SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner,
+                       const LinkTable &Links, float ChannelBwGBs, int32_t Factor,
+                       const passes::PipelineStages *Stages)
+    : BufferSlots(S.BufferSlots), Units(messageUnits(S)), ChunksPerUnit(S.chunksPerUnit() * Factor),
+      NRanks(S.NRanks), NChannels(S.NChannels) {
+  // Channels sending over each directed pair of ranks share its bandwidth.
+  std::unordered_map<uint64_t, int32_t> Sharers;
+  std::vector<int32_t> LastChannel(S.NRanks, -1);
+  for (int32_t R = 0; R < S.NRanks; ++R) {
+    std::fill(LastChannel.begin(), LastChannel.end(), -1);
+    for (int32_t C = 0; C < S.NChannels; ++C)
+      for (const Step &St : S.Ranks[R].Channels[C].Steps)
+        if (sched::opSends(St.Op) && LastChannel[St.sendTarget()] != C) {
+          LastChannel[St.sendTarget()] = C;
+          ++Sharers[static_cast<uint64_t>(R) * S.NRanks + St.sendTarget()];
+        }
+  }
+  for (int32_t C = 0; C < S.NChannels; ++C)
+    if (Planner.representative(C) == C)
+      Channels.push_back(C);
+  LaneOfChannel.assign(S.NChannels, -1);
+  for (size_t I = 0; I < Channels.size(); ++I)
+    LaneOfChannel[Channels[I]] = static_cast<int32_t>(I);
+  const double ChannelBw = ChannelBwGBs * 1e3; // Bytes per us; 0 for no limit.
+  // Whole steps keep their slices on the refined grid; split ones move a
+  // piece each, as many chunks of the refined grid as the step had before.
+  const int32_t WholeScale = Stages ? 1 : Factor;
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    for (int32_t C : Channels) {
+      const std::vector<Step> &Steps = S.Ranks[R].Channels[C].Steps;
+      std::vector<SimStep> &Lane = Lanes.emplace_back();
+      Lane.reserve(Steps.size() * Factor);
+      auto Add = [&](const Step &St) {
+        SimStep Sim;
+        Sim.WithNext = St.WithNext;
+        Sim.DstCount = St.Dst.Count * WholeScale;
+        Sim.Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
+        if (sched::opReceives(St.Op))
+          Sim.RecvConn = connection(St.Peer, R, C);
+        if (sched::opSends(St.Op)) {
+          int32_t To = St.sendTarget();
+          Sim.SendConn = connection(R, To, C);
+          Sim.SentCount = St.sentSlice().Count * WholeScale;
+          const RankLink &Link = Links.link(R, To);
+          Sim.LatencyUs = linkLatencyUs(Link.Type);
+          Sim.Bw = Link.BwGBs * 1e3 / Sharers[static_cast<uint64_t>(R) * S.NRanks + To];
+          if (ChannelBw > 0)
+            Sim.Bw = std::min(Sim.Bw, ChannelBw);
+        }
+        Lane.push_back(Sim);
+      };
+      if (Stages)
+        for (const passes::SubStep &Sub : passes::pipelineOrder(Stages->Stages[R * S.NChannels + C], Factor))
+          Add(Steps[Sub.Step]);
+      else
+        for (const Step &St : Steps)
+          Add(St);
+    }
+}
+
+/// One run of the execution model with times attached, for several message
+/// sizes at once: which step moves when depends only on the order of
+/// messages, never on their sizes, so every time is a vector with one entry
+/// per size and each entry goes through the arithmetic a run for that size
+/// alone would do.
 class Simulation {
 public:
-  Simulation(const Schedule &S, const LinkTable &Links, float ChannelBwGBs, uint64_t Bytes)
-      : S(S), Links(Links), ChannelBw(ChannelBwGBs * 1e3),
-        ChunkBytes(static_cast<double>(Bytes) / messageUnits(S) / S.chunksPerUnit()),
-        Lanes(static_cast<size_t>(S.NRanks) * S.NChannels) {
-    countChannelsPerLink();
-  }
+  Simulation(const SimProgram &P, const std::vector<uint64_t> &Sizes);
 
-  /// The time the last rank finishes, in us, without launch latency.
-  double run();
+  /// Per size, the time the last rank finishes, in us, without launch
+  /// latency.
+  std::vector<double> run();
 
 private:
   /// Where a step is in its group: waiting, received (a fused step still
@@ -59,98 +176,120 @@ private:
   struct Lane {
     size_t Pc = 0;       ///< First step of the current group.
     size_t GroupEnd = 0; ///< One past its last step; 0 before the group starts.
-    double Clock = 0;    ///< When the previous group finished.
     std::vector<Phase> Phases;
-    std::vector<double> Ready; ///< When each step of the group finished its receive.
-    std::vector<double> Finish;
+    /// Per step of the group, per size: when it finished its receive, and
+    /// when it finished.
+    std::vector<double> Ready, Finish;
   };
 
-  /// A (sender, receiver, channel) FIFO.
+  /// A (sender, receiver, channel) FIFO. At most BufferSlots messages are in
+  /// flight, so only the last BufferSlots arrivals and consumptions are kept,
+  /// per size, message I at I % BufferSlots.
   struct Connection {
-    std::vector<double> Arrival;  ///< Per message, in send order.
-    std::vector<double> Consumed; ///< Per message, when its receive finished.
+    int64_t Arrived = 0;
+    int64_t Consumed = 0;
   };
 
-  const std::vector<Step> &stepsOf(size_t Lane) const {
-    return S.Ranks[Lane / S.NChannels].Channels[Lane % S.NChannels].Steps;
+  double *clock(size_t Lane) { return &Clocks[Lane * K]; }
+  double *arrival(int32_t Conn, int64_t Message) {
+    return &Arrivals[(static_cast<size_t>(Conn) * P.BufferSlots + Message % P.BufferSlots) * K];
   }
-  double bytesOf(const sched::Slice &X) const { return X.Count * ChunkBytes; }
-  Connection &connection(int32_t From, int32_t To, int32_t Channel) {
-    return Connections[{From, To, Channel}];
+  double *consumption(int32_t Conn, int64_t Message) {
+    return &Consumptions[(static_cast<size_t>(Conn) * P.BufferSlots + Message % P.BufferSlots) *
+                         K];
   }
-  void countChannelsPerLink();
-  /// Advances one lane as far as it goes; true if anything happened.
-  bool advance(size_t LaneIndex);
-  bool tryReceive(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I);
-  bool trySend(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I);
+  /// Advances one lane as far as it goes.
+  void advance(size_t LaneIndex);
+  bool tryReceive(const SimStep &St, Lane &L, size_t LaneIndex, size_t I);
+  bool trySend(const SimStep &St, Lane &L, size_t I);
+  /// Something Lane may wait on changed: it runs again (see run()).
+  void wake(int32_t Lane);
 
-  const Schedule &S;
-  const LinkTable &Links;
-  /// Bytes per us one channel moves at most; 0 for no limit.
-  double ChannelBw;
-  double ChunkBytes;
+  const SimProgram &P;
+  size_t K;
+  std::vector<double> ChunkBytes; ///< Per size.
   std::vector<Lane> Lanes;
-  std::map<std::tuple<int32_t, int32_t, int32_t>, Connection> Connections;
-  /// Channels sending over each directed pair of ranks: they share its bandwidth.
-  std::map<std::pair<int32_t, int32_t>, int32_t> Sharers;
+  std::vector<double> Clocks; ///< Per lane, per size: when its previous group finished.
+  std::vector<Connection> Connections;
+  std::vector<double> Arrivals, Consumptions;
+  /// The lanes to run in this sweep (a min-heap) and in the next one.
+  std::vector<int32_t> ThisSweep, NextSweep;
+  std::vector<bool> InThisSweep, InNextSweep;
+  int32_t Running = -1;
+  /// The FIFOs an earlier step of the group waits on (see advance()).
+  std::vector<int32_t> Stalled;
 };
 
-void Simulation::countChannelsPerLink() {
-  std::map<std::pair<int32_t, int32_t>, std::set<int32_t>> Users;
-  for (size_t I = 0; I < Lanes.size(); ++I)
-    for (const Step &St : stepsOf(I))
-      if (sched::opSends(St.Op))
-        Users[{static_cast<int32_t>(I / S.NChannels), St.sendTarget()}].insert(
-            static_cast<int32_t>(I % S.NChannels));
-  for (const auto &[Pair, Channels] : Users)
-    Sharers[Pair] = static_cast<int32_t>(Channels.size());
+Simulation::Simulation(const SimProgram &P, const std::vector<uint64_t> &Sizes)
+    : P(P), K(Sizes.size()), Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * Sizes.size(), 0.0),
+      Connections(P.SenderLane.size()),
+      Arrivals(P.SenderLane.size() * P.BufferSlots * Sizes.size()),
+      Consumptions(P.SenderLane.size() * P.BufferSlots * Sizes.size()),
+      InThisSweep(P.Lanes.size()), InNextSweep(P.Lanes.size()) {
+  for (uint64_t Bytes : Sizes)
+    ChunkBytes.push_back(static_cast<double>(Bytes) / P.Units / P.ChunksPerUnit);
 }
 
-bool Simulation::tryReceive(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I) {
-  Connection &C = connection(St.Peer, Rank, Channel);
-  size_t Index = C.Consumed.size();
-  if (Index >= C.Arrival.size())
-    return false;
-  bool Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
-  double Done = std::max(L.Clock, C.Arrival[Index]) +
-                (Reduces ? bytesOf(St.Dst) / (topo::LocBw * 1e3) : 0.0);
-  C.Consumed.push_back(Done);
-  L.Ready[I] = Done;
-  L.Phases[I] = sched::opSends(St.Op) ? Phase::Received : Phase::Done;
-  L.Finish[I] = Done;
-  return true;
-}
-
-bool Simulation::trySend(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I) {
-  int32_t To = St.sendTarget();
-  Connection &C = connection(Rank, To, Channel);
-  size_t Index = C.Arrival.size();
-  double Start = L.Ready[I];
-  if (Index >= static_cast<size_t>(S.BufferSlots)) {
-    size_t Frees = Index - S.BufferSlots;
-    if (Frees >= C.Consumed.size())
-      return false; // The FIFO is full until the receiver takes message Frees.
-    Start = std::max(Start, C.Consumed[Frees]);
+void Simulation::wake(int32_t Lane) {
+  if (Lane > Running) {
+    if (!InThisSweep[Lane]) {
+      InThisSweep[Lane] = true;
+      ThisSweep.push_back(Lane);
+      std::push_heap(ThisSweep.begin(), ThisSweep.end(), std::greater<>());
+    }
+  } else if (!InNextSweep[Lane]) {
+    InNextSweep[Lane] = true;
+    NextSweep.push_back(Lane);
   }
-  const RankLink &Link = Links.link(Rank, To);
-  double Bw = Link.BwGBs * 1e3 / Sharers[{Rank, To}]; // Bytes per us.
-  if (ChannelBw > 0)
-    Bw = std::min(Bw, ChannelBw);
-  // Alpha-beta per message: the sender is busy for the latency and the
-  // transfer, so consecutive messages on one connection pay both.
-  double Done = Start + linkLatencyUs(Link.Type) + bytesOf(St.sentSlice()) / Bw;
-  C.Arrival.push_back(Done);
-  L.Phases[I] = Phase::Done;
-  L.Finish[I] = Done;
+}
+
+bool Simulation::tryReceive(const SimStep &St, Lane &L, size_t LaneIndex, size_t I) {
+  Connection &C = Connections[St.RecvConn];
+  if (C.Consumed >= C.Arrived)
+    return false;
+  const double *Arrival = arrival(St.RecvConn, C.Consumed);
+  double *Done = consumption(St.RecvConn, C.Consumed);
+  const double *Clock = clock(LaneIndex);
+  for (size_t J = 0; J < K; ++J) {
+    Done[J] = std::max(Clock[J], Arrival[J]) +
+              (St.Reduces ? St.DstCount * ChunkBytes[J] / (topo::LocBw * 1e3) : 0.0);
+    L.Ready[I * K + J] = L.Finish[I * K + J] = Done[J];
+  }
+  ++C.Consumed;
+  L.Phases[I] = St.SendConn >= 0 ? Phase::Received : Phase::Done;
+  wake(P.SenderLane[St.RecvConn]);
   return true;
 }
 
-bool Simulation::advance(size_t LaneIndex) {
+bool Simulation::trySend(const SimStep &St, Lane &L, size_t I) {
+  Connection &C = Connections[St.SendConn];
+  const double *Freed = nullptr;
+  if (C.Arrived >= P.BufferSlots) {
+    int64_t Frees = C.Arrived - P.BufferSlots;
+    if (Frees >= C.Consumed)
+      return false; // The FIFO is full until the receiver takes message Frees.
+    Freed = consumption(St.SendConn, Frees);
+  }
+  double *Done = arrival(St.SendConn, C.Arrived);
+  for (size_t J = 0; J < K; ++J) {
+    double Start = L.Ready[I * K + J];
+    if (Freed)
+      Start = std::max(Start, Freed[J]);
+    // Alpha-beta per message: the sender is busy for the latency and the
+    // transfer, so consecutive messages on one connection pay both.
+    Done[J] = Start + St.LatencyUs + St.SentCount * ChunkBytes[J] / St.Bw;
+    L.Finish[I * K + J] = Done[J];
+  }
+  ++C.Arrived;
+  L.Phases[I] = Phase::Done;
+  wake(P.ReceiverLane[St.SendConn]);
+  return true;
+}
+
+void Simulation::advance(size_t LaneIndex) {
   Lane &L = Lanes[LaneIndex];
-  const std::vector<Step> &Steps = stepsOf(LaneIndex);
-  int32_t Rank = static_cast<int32_t>(LaneIndex / S.NChannels);
-  int32_t Channel = static_cast<int32_t>(LaneIndex % S.NChannels);
-  bool Progress = false;
+  const std::vector<SimStep> &Steps = P.Lanes[LaneIndex];
+  double *Clock = clock(LaneIndex);
   while (L.Pc < Steps.size()) {
     if (L.GroupEnd == 0) {
       L.GroupEnd = L.Pc + 1;
@@ -158,86 +297,125 @@ bool Simulation::advance(size_t LaneIndex) {
         ++L.GroupEnd;
       size_t Size = L.GroupEnd - L.Pc;
       L.Phases.assign(Size, Phase::Waiting);
-      L.Ready.assign(Size, L.Clock);
-      L.Finish.assign(Size, L.Clock);
+      L.Ready.resize(Size * K);
+      L.Finish.resize(Size * K);
+      for (size_t I = 0; I < Size; ++I)
+        for (size_t J = 0; J < K; ++J)
+          L.Ready[I * K + J] = L.Finish[I * K + J] = Clock[J];
     }
     // Every step of the group may move, except behind an earlier step of the
-    // group that still waits on the same connection (FIFO order).
-    bool Moved = false;
-    std::set<std::tuple<int32_t, int32_t, bool>> Stalled;
+    // group that still waits on the same connection (FIFO order). A FIFO is
+    // 2 * connection + 1 for receiving, 2 * connection for sending.
+    Stalled.clear();
+    auto Blocked = [&](int32_t Fifo) {
+      return std::find(Stalled.begin(), Stalled.end(), Fifo) != Stalled.end();
+    };
     for (size_t I = 0; I < L.Phases.size(); ++I) {
-      const Step &St = Steps[L.Pc + I];
-      if (L.Phases[I] == Phase::Waiting && sched::opReceives(St.Op)) {
-        auto Key = std::tuple(St.Peer, Rank, true);
-        if (!Stalled.count(Key) && tryReceive(Rank, Channel, St, L, I))
-          Moved = true;
-        else
-          Stalled.insert(Key);
+      const SimStep &St = Steps[L.Pc + I];
+      if (L.Phases[I] == Phase::Waiting && St.RecvConn >= 0) {
+        int32_t Fifo = 2 * St.RecvConn + 1;
+        if (Blocked(Fifo) || !tryReceive(St, L, LaneIndex, I))
+          Stalled.push_back(Fifo);
       }
-      bool SendsNow = (L.Phases[I] == Phase::Waiting && !sched::opReceives(St.Op)) ||
+      bool SendsNow = (L.Phases[I] == Phase::Waiting && St.RecvConn < 0) ||
                       L.Phases[I] == Phase::Received;
-      if (SendsNow && sched::opSends(St.Op)) {
-        auto Key = std::tuple(Rank, St.sendTarget(), false);
-        if (!Stalled.count(Key) && trySend(Rank, Channel, St, L, I))
-          Moved = true;
-        else
-          Stalled.insert(Key);
+      if (SendsNow && St.SendConn >= 0) {
+        int32_t Fifo = 2 * St.SendConn;
+        if (Blocked(Fifo) || !trySend(St, L, I))
+          Stalled.push_back(Fifo);
       } else if (SendsNow) {
         // A local copy or reduction.
-        L.Finish[I] = L.Clock + bytesOf(St.Dst) / (topo::LocBw * 1e3);
+        for (size_t J = 0; J < K; ++J)
+          L.Finish[I * K + J] = Clock[J] + St.DstCount * ChunkBytes[J] / (topo::LocBw * 1e3);
         L.Phases[I] = Phase::Done;
-        Moved = true;
       }
     }
-    Progress |= Moved;
     if (!std::all_of(L.Phases.begin(), L.Phases.end(),
-                     [](Phase P) { return P == Phase::Done; }))
-      return Progress;
-    L.Clock = *std::max_element(L.Finish.begin(), L.Finish.end());
+                     [](Phase Ph) { return Ph == Phase::Done; }))
+      return;
+    for (size_t J = 0; J < K; ++J) {
+      Clock[J] = L.Finish[J];
+      for (size_t I = 1; I < L.Phases.size(); ++I)
+        Clock[J] = std::max(Clock[J], L.Finish[I * K + J]);
+    }
     L.Pc = L.GroupEnd;
     L.GroupEnd = 0;
-    Progress = true;
   }
-  return Progress;
 }
 
-double Simulation::run() {
-  bool Progress = true;
-  while (Progress) {
-    Progress = false;
-    for (size_t I = 0; I < Lanes.size(); ++I)
-      Progress |= advance(I);
+std::vector<double> Simulation::run() {
+  // The execution model runs the lanes in sweeps, each lane in order, until
+  // a sweep moves nothing. A lane that could not move stays stuck until a
+  // message arrives on a connection it receives from or leaves one it sends
+  // on, so only lanes woken that way run: a lane woken by a lane before it
+  // in this sweep, and every other one in the next sweep, as a full sweep
+  // would run them, so that messages go in the same order.
+  for (int32_t I = 0; I < static_cast<int32_t>(Lanes.size()); ++I) {
+    ThisSweep.push_back(I);
+    InThisSweep[I] = true;
   }
-  double End = 0;
+  while (!ThisSweep.empty()) {
+    std::make_heap(ThisSweep.begin(), ThisSweep.end(), std::greater<>());
+    while (!ThisSweep.empty()) {
+      std::pop_heap(ThisSweep.begin(), ThisSweep.end(), std::greater<>());
+      Running = ThisSweep.back();
+      ThisSweep.pop_back();
+      InThisSweep[Running] = false;
+      advance(Running);
+    }
+    Running = -1;
+    std::swap(ThisSweep, NextSweep);
+    for (int32_t Lane : ThisSweep) {
+      InNextSweep[Lane] = false;
+      InThisSweep[Lane] = true;
+    }
+  }
+  std::vector<double> End(K, 0.0);
   for (size_t I = 0; I < Lanes.size(); ++I) {
-    CCLC_ASSERT(Lanes[I].Pc == stepsOf(I).size(),
+    CCLC_ASSERT(Lanes[I].Pc == P.Lanes[I].size(),
                 "the cost model's simulation deadlocked on a verified schedule");
-    End = std::max(End, Lanes[I].Clock);
+    for (size_t J = 0; J < K; ++J)
+      End[J] = std::max(End[J], clock(I)[J]);
   }
   return End;
+}
+
+/// Predictions of S chunked by Factor (with Stages, split as chunking does).
+std::vector<Prediction> predictions(const Schedule &S, const passes::PipelinePlanner &Planner,
+                                    const LinkTable &Links, float ChannelBwGBs, int32_t Factor,
+                                    const passes::PipelineStages *Stages,
+                                    const std::vector<uint64_t> &Sizes) {
+  SimProgram Program(S, Planner, Links, ChannelBwGBs, Factor, Stages);
+  std::vector<double> Ends = Simulation(Program, Sizes).run();
+  double BusFactor = plan::busBwFactor(S.Collective, S.NRanks);
+  std::vector<Prediction> Points;
+  for (size_t I = 0; I < Sizes.size(); ++I) {
+    double Time = LaunchLatencyUs + Ends[I];
+    double AlgBw = static_cast<double>(Sizes[I]) / (Time * 1e3);
+    Points.push_back({Sizes[I], Time, AlgBw, AlgBw * BusFactor, Factor});
+  }
+  return Points;
 }
 
 } // namespace
 
 double CostModel::simulate(const Schedule &S, uint64_t Bytes) const {
-  return LaunchLatencyUs + Simulation(S, Links, ChannelBwGBs, Bytes).run();
+  return predictions(S, passes::PipelinePlanner(S), Links, ChannelBwGBs, 1, nullptr, {Bytes})
+      .front()
+      .TimeUs;
 }
 
 std::vector<std::vector<Prediction>>
 CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Sizes) const {
   std::vector<std::vector<Prediction>> PerFactor;
   int32_t Largest = std::min(MaxChunkFactor, passes::maxChunkingFactor(S));
-  double Factor = plan::busBwFactor(S.Collective, S.NRanks);
+  passes::PipelinePlanner Planner(S);
   for (int32_t F = 1; F <= Largest; F *= 2) {
-    Schedule Chunked = S;
+    std::optional<passes::PipelineStages> Stages;
     if (F > 1)
-      passes::chunkSchedule(Chunked, F);
-    std::vector<Prediction> &Points = PerFactor.emplace_back();
-    for (uint64_t Size : Sizes) {
-      double Time = simulate(Chunked, Size);
-      double AlgBw = static_cast<double>(Size) / (Time * 1e3);
-      Points.push_back({Size, Time, AlgBw, AlgBw * Factor, F});
-    }
+      Stages = Planner.stages(F);
+    PerFactor.push_back(
+        predictions(S, Planner, Links, ChannelBwGBs, F, Stages ? &*Stages : nullptr, Sizes));
   }
   return PerFactor;
 }
