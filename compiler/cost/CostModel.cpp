@@ -422,10 +422,13 @@ CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Siz
 
 std::vector<Prediction> CostModel::predict(const Schedule &S,
                                            const std::vector<uint64_t> &Sizes) const {
-  std::vector<std::vector<Prediction>> PerFactor = predictEachFactor(S, Sizes);
+  return fastestFactor(predictEachFactor(S, Sizes));
+}
+
+std::vector<Prediction> fastestFactor(const std::vector<std::vector<Prediction>> &PerFactor) {
   std::vector<Prediction> Best = PerFactor.front();
   for (const std::vector<Prediction> &Points : PerFactor)
-    for (size_t I = 0; I < Sizes.size(); ++I)
+    for (size_t I = 0; I < Best.size(); ++I)
       if (Points[I].TimeUs < Best[I].TimeUs)
         Best[I] = Points[I];
   return Best;

@@ -83,6 +83,10 @@ private:
   float ChannelBwGBs;
 };
 
+/// For every size, the prediction of the fastest factor of PerFactor (what
+/// predictEachFactor returns). Ties go to the smaller factor.
+std::vector<Prediction> fastestFactor(const std::vector<std::vector<Prediction>> &PerFactor);
+
 /// The sizes --explain tabulates: 1 KiB to 1 GiB in powers of 4.
 std::vector<uint64_t> explainSizes();
 
