@@ -6,7 +6,8 @@
 #include "plan/Assert.h"
 
 #include <algorithm>
-#include <functional>
+#include <bit>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -37,43 +38,59 @@ uint64_t messageBytes(const Schedule &S, uint64_t UnitBytes) {
 
 namespace {
 
-/// One step as the simulation needs it: its connections, its link and its
-/// sizes in chunks, resolved once so that simulating is arithmetic.
+/// One step as the simulation needs it: its connections and what its parts
+/// cost, resolved once so that simulating is arithmetic.
 struct SimStep {
   int32_t RecvConn = -1; ///< The connection it receives on, -1 when it does not.
   int32_t SendConn = -1; ///< The connection it sends on, -1 when it does not.
+  int32_t Send = -1;     ///< Its entry in SimProgram::Sends, -1 when it does not send.
+  int32_t Local = -1;    ///< Its entry in SimProgram::Locals, -1 when it writes nothing locally.
   bool Reduces = false;  ///< Its receive reduces into Dst.
   bool WithNext = false;
-  int32_t DstCount = 0;  ///< Chunks it writes (receives, copies, reduces).
-  int32_t SentCount = 0; ///< Chunks it sends.
-  double LatencyUs = 0;  ///< Of the link it sends over.
-  double Bw = 0;         ///< Bytes per us it sends at.
 };
 
-/// A schedule, chunked by a factor, resolved for the simulation. Channels
-/// never meet in the execution model (every connection belongs to one
-/// channel), so a channel that repeats an earlier one on other chunks
+/// A send's cost: alpha, and what beta multiplies.
+struct SendCost {
+  int32_t Chunks = 0;
+  double LatencyUs = 0;
+  double Bw = 0; ///< Bytes per us.
+  auto operator<=>(const SendCost &) const = default;
+};
+
+/// A schedule resolved for the simulation, once for every chunk factor.
+/// Channels never meet in the execution model (every connection belongs to
+/// one channel), so a channel that repeats an earlier one on other chunks
 /// (PipelinePlanner::representative) finishes at the same time and is not
 /// simulated again: flat algorithms replicated on every channel simulate one.
 class SimProgram {
 public:
-  /// S chunked by Factor: split in the order Stages gives, or, without
-  /// stages, left whole on the refined grid (what chunkSchedule makes).
   SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner, const LinkTable &Links,
-             float ChannelBwGBs, int32_t Factor, const passes::PipelineStages *Stages);
+             float ChannelBwGBs);
+
+  /// The order of the lanes' steps when S is chunked by Factor with Stages:
+  /// per lane, the step each piece comes from.
+  std::vector<std::vector<uint32_t>> pieces(int32_t Factor,
+                                            const passes::PipelineStages &Stages) const;
 
   /// The (rank, channel) programs simulated, rank-major as the execution
-  /// model visits them.
+  /// model visits them, unchunked.
   std::vector<std::vector<SimStep>> Lanes;
+  /// The distinct sends, and the distinct chunk counts written locally
+  /// (copies, reductions, received reductions): their times are computed
+  /// once per size.
+  std::vector<SendCost> Sends;
+  std::vector<int32_t> Locals;
   /// Per connection, the lanes at its two ends.
   std::vector<int32_t> SenderLane, ReceiverLane;
   int32_t BufferSlots = 2;
-  /// Units of the message, and chunks per unit after chunking.
+  /// Units of the message, and chunks per unit before chunking.
   int32_t Units = 1;
   int32_t ChunksPerUnit = 1;
 
 private:
   int32_t connection(int32_t From, int32_t To, int32_t Channel);
+  template <typename T> static int32_t intern(std::map<T, int32_t> &Ids, std::vector<T> &List,
+                                              const T &Value);
 
   int32_t NRanks = 0;
   int32_t NChannels = 1;
@@ -87,17 +104,24 @@ int32_t SimProgram::connection(int32_t From, int32_t To, int32_t Channel) {
   uint64_t Key = (static_cast<uint64_t>(From) * NRanks + To) * NChannels + Channel;
   auto [It, Added] = ConnectionIds.try_emplace(Key, static_cast<int32_t>(SenderLane.size()));
   if (Added) {
-    int32_t Lanes = static_cast<int32_t>(Channels.size());
-    SenderLane.push_back(From * Lanes + LaneOfChannel[Channel]);
-    ReceiverLane.push_back(To * Lanes + LaneOfChannel[Channel]);
+    int32_t PerRank = static_cast<int32_t>(Channels.size());
+    SenderLane.push_back(From * PerRank + LaneOfChannel[Channel]);
+    ReceiverLane.push_back(To * PerRank + LaneOfChannel[Channel]);
   }
   return It->second;
 }
 
+template <typename T>
+int32_t SimProgram::intern(std::map<T, int32_t> &Ids, std::vector<T> &List, const T &Value) {
+  auto [It, Added] = Ids.try_emplace(Value, static_cast<int32_t>(List.size()));
+  if (Added)
+    List.push_back(Value);
+  return It->second;
+}
+
 SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner,
-                       const LinkTable &Links, float ChannelBwGBs, int32_t Factor,
-                       const passes::PipelineStages *Stages)
-    : BufferSlots(S.BufferSlots), Units(messageUnits(S)), ChunksPerUnit(S.chunksPerUnit() * Factor),
+                       const LinkTable &Links, float ChannelBwGBs)
+    : BufferSlots(S.BufferSlots), Units(messageUnits(S)), ChunksPerUnit(S.chunksPerUnit()),
       NRanks(S.NRanks), NChannels(S.NChannels) {
   // Channels sending over each directed pair of ranks share its bandwidth.
   std::unordered_map<uint64_t, int32_t> Sharers;
@@ -118,40 +142,43 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
   for (size_t I = 0; I < Channels.size(); ++I)
     LaneOfChannel[Channels[I]] = static_cast<int32_t>(I);
   const double ChannelBw = ChannelBwGBs * 1e3; // Bytes per us; 0 for no limit.
-  // Whole steps keep their slices on the refined grid; split ones move a
-  // piece each, as many chunks of the refined grid as the step had before.
-  const int32_t WholeScale = Stages ? 1 : Factor;
+  std::map<SendCost, int32_t> SendIds;
+  std::map<int32_t, int32_t> LocalIds;
   for (int32_t R = 0; R < S.NRanks; ++R)
     for (int32_t C : Channels) {
-      const std::vector<Step> &Steps = S.Ranks[R].Channels[C].Steps;
       std::vector<SimStep> &Lane = Lanes.emplace_back();
-      Lane.reserve(Steps.size() * Factor);
-      auto Add = [&](const Step &St) {
-        SimStep Sim;
+      for (const Step &St : S.Ranks[R].Channels[C].Steps) {
+        SimStep &Sim = Lane.emplace_back();
         Sim.WithNext = St.WithNext;
-        Sim.DstCount = St.Dst.Count * WholeScale;
         Sim.Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
+        if (Sim.Reduces || !sched::opSends(St.Op))
+          Sim.Local = intern(LocalIds, Locals, St.Dst.Count);
         if (sched::opReceives(St.Op))
           Sim.RecvConn = connection(St.Peer, R, C);
-        if (sched::opSends(St.Op)) {
-          int32_t To = St.sendTarget();
-          Sim.SendConn = connection(R, To, C);
-          Sim.SentCount = St.sentSlice().Count * WholeScale;
-          const RankLink &Link = Links.link(R, To);
-          Sim.LatencyUs = linkLatencyUs(Link.Type);
-          Sim.Bw = Link.BwGBs * 1e3 / Sharers[static_cast<uint64_t>(R) * S.NRanks + To];
-          if (ChannelBw > 0)
-            Sim.Bw = std::min(Sim.Bw, ChannelBw);
-        }
-        Lane.push_back(Sim);
-      };
-      if (Stages)
-        for (const passes::SubStep &Sub : passes::pipelineOrder(Stages->Stages[R * S.NChannels + C], Factor))
-          Add(Steps[Sub.Step]);
-      else
-        for (const Step &St : Steps)
-          Add(St);
+        if (!sched::opSends(St.Op))
+          continue;
+        int32_t To = St.sendTarget();
+        Sim.SendConn = connection(R, To, C);
+        const RankLink &Link = Links.link(R, To);
+        SendCost Cost{St.sentSlice().Count, linkLatencyUs(Link.Type),
+                      Link.BwGBs * 1e3 / Sharers[static_cast<uint64_t>(R) * S.NRanks + To]};
+        if (ChannelBw > 0)
+          Cost.Bw = std::min(Cost.Bw, ChannelBw);
+        Sim.Send = intern(SendIds, Sends, Cost);
+      }
     }
+}
+
+std::vector<std::vector<uint32_t>> SimProgram::pieces(int32_t Factor,
+                                                      const passes::PipelineStages &Stages) const {
+  std::vector<std::vector<uint32_t>> Order(Lanes.size());
+  const int32_t PerRank = static_cast<int32_t>(Channels.size());
+  for (size_t I = 0; I < Lanes.size(); ++I) {
+    int32_t Program = static_cast<int32_t>(I) / PerRank * NChannels + Channels[I % PerRank];
+    for (const passes::SubStep &Sub : passes::pipelineOrder(Stages.Stages[Program], Factor))
+      Order[I].push_back(Sub.Step);
+  }
+  return Order;
 }
 
 /// One run of the execution model with times attached, for several message
@@ -161,7 +188,12 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
 /// alone would do.
 class Simulation {
 public:
-  Simulation(const SimProgram &P, const std::vector<uint64_t> &Sizes);
+  /// P chunked by Factor: its lanes' steps split into pieces in the order
+  /// Pieces gives, or, without pieces, left whole on the refined grid (what
+  /// chunkSchedule makes). A piece moves as many chunks of the refined grid
+  /// as its step did of the grid before; a whole step, Factor times as many.
+  Simulation(const SimProgram &P, int32_t Factor, const std::vector<std::vector<uint32_t>> *Pieces,
+             const std::vector<uint64_t> &Sizes);
 
   /// Per size, the time the last rank finishes, in us, without launch
   /// latency.
@@ -184,19 +216,24 @@ private:
 
   /// A (sender, receiver, channel) FIFO. At most BufferSlots messages are in
   /// flight, so only the last BufferSlots arrivals and consumptions are kept,
-  /// per size, message I at I % BufferSlots.
+  /// per size, message M in slot M % BufferSlots. The message a full FIFO
+  /// waits to be taken is BufferSlots before the next one, in its slot.
   struct Connection {
     int64_t Arrived = 0;
     int64_t Consumed = 0;
+    int32_t ArrivedSlot = 0;
+    int32_t ConsumedSlot = 0;
   };
 
   double *clock(size_t Lane) { return &Clocks[Lane * K]; }
-  double *arrival(int32_t Conn, int64_t Message) {
-    return &Arrivals[(static_cast<size_t>(Conn) * P.BufferSlots + Message % P.BufferSlots) * K];
+  size_t stepCount(size_t Lane) const {
+    return Pieces ? (*Pieces)[Lane].size() : P.Lanes[Lane].size();
   }
-  double *consumption(int32_t Conn, int64_t Message) {
-    return &Consumptions[(static_cast<size_t>(Conn) * P.BufferSlots + Message % P.BufferSlots) *
-                         K];
+  const SimStep &step(size_t Lane, size_t Index) const {
+    return P.Lanes[Lane][Pieces ? (*Pieces)[Lane][Index] : Index];
+  }
+  size_t slot(int32_t Conn, int32_t Slot) const {
+    return (static_cast<size_t>(Conn) * P.BufferSlots + Slot) * K;
   }
   /// Advances one lane as far as it goes.
   void advance(size_t LaneIndex);
@@ -206,56 +243,60 @@ private:
   void wake(int32_t Lane);
 
   const SimProgram &P;
+  const std::vector<std::vector<uint32_t>> *Pieces;
   size_t K;
-  std::vector<double> ChunkBytes; ///< Per size.
+  /// Per entry of P.Sends and P.Locals, per size: the time to send (beta's
+  /// part) and to write locally.
+  std::vector<double> SendTimes, LocalTimes;
   std::vector<Lane> Lanes;
   std::vector<double> Clocks; ///< Per lane, per size: when its previous group finished.
   std::vector<Connection> Connections;
   std::vector<double> Arrivals, Consumptions;
-  /// The lanes to run in this sweep (a min-heap) and in the next one.
-  std::vector<int32_t> ThisSweep, NextSweep;
-  std::vector<bool> InThisSweep, InNextSweep;
+  /// Bit sets of the lanes to run in this sweep and in the next one.
+  std::vector<uint64_t> ThisSweep, NextSweep;
   int32_t Running = -1;
   /// The FIFOs an earlier step of the group waits on (see advance()).
   std::vector<int32_t> Stalled;
 };
 
-Simulation::Simulation(const SimProgram &P, const std::vector<uint64_t> &Sizes)
-    : P(P), K(Sizes.size()), Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * Sizes.size(), 0.0),
-      Connections(P.SenderLane.size()),
-      Arrivals(P.SenderLane.size() * P.BufferSlots * Sizes.size()),
-      Consumptions(P.SenderLane.size() * P.BufferSlots * Sizes.size()),
-      InThisSweep(P.Lanes.size()), InNextSweep(P.Lanes.size()) {
+Simulation::Simulation(const SimProgram &P, int32_t Factor,
+                       const std::vector<std::vector<uint32_t>> *Pieces,
+                       const std::vector<uint64_t> &Sizes)
+    : P(P), Pieces(Pieces), K(Sizes.size()), Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * K, 0.0),
+      Connections(P.SenderLane.size()), Arrivals(P.SenderLane.size() * P.BufferSlots * K),
+      Consumptions(P.SenderLane.size() * P.BufferSlots * K),
+      ThisSweep((P.Lanes.size() + 63) / 64), NextSweep((P.Lanes.size() + 63) / 64) {
+  const int32_t Scale = Pieces ? 1 : Factor;
+  std::vector<double> ChunkBytes;
   for (uint64_t Bytes : Sizes)
-    ChunkBytes.push_back(static_cast<double>(Bytes) / P.Units / P.ChunksPerUnit);
+    ChunkBytes.push_back(static_cast<double>(Bytes) / P.Units / (P.ChunksPerUnit * Factor));
+  for (const SendCost &Cost : P.Sends)
+    for (double Bytes : ChunkBytes)
+      SendTimes.push_back(Cost.Chunks * Scale * Bytes / Cost.Bw);
+  for (int32_t Chunks : P.Locals)
+    for (double Bytes : ChunkBytes)
+      LocalTimes.push_back(Chunks * Scale * Bytes / (topo::LocBw * 1e3));
 }
 
 void Simulation::wake(int32_t Lane) {
-  if (Lane > Running) {
-    if (!InThisSweep[Lane]) {
-      InThisSweep[Lane] = true;
-      ThisSweep.push_back(Lane);
-      std::push_heap(ThisSweep.begin(), ThisSweep.end(), std::greater<>());
-    }
-  } else if (!InNextSweep[Lane]) {
-    InNextSweep[Lane] = true;
-    NextSweep.push_back(Lane);
-  }
+  std::vector<uint64_t> &Sweep = Lane > Running ? ThisSweep : NextSweep;
+  Sweep[Lane / 64] |= uint64_t(1) << (Lane % 64);
 }
 
 bool Simulation::tryReceive(const SimStep &St, Lane &L, size_t LaneIndex, size_t I) {
   Connection &C = Connections[St.RecvConn];
   if (C.Consumed >= C.Arrived)
     return false;
-  const double *Arrival = arrival(St.RecvConn, C.Consumed);
-  double *Done = consumption(St.RecvConn, C.Consumed);
+  const double *Arrival = &Arrivals[slot(St.RecvConn, C.ConsumedSlot)];
+  double *Done = &Consumptions[slot(St.RecvConn, C.ConsumedSlot)];
   const double *Clock = clock(LaneIndex);
+  const double *Reduce = St.Reduces ? &LocalTimes[St.Local * K] : nullptr;
   for (size_t J = 0; J < K; ++J) {
-    Done[J] = std::max(Clock[J], Arrival[J]) +
-              (St.Reduces ? St.DstCount * ChunkBytes[J] / (topo::LocBw * 1e3) : 0.0);
+    Done[J] = std::max(Clock[J], Arrival[J]) + (Reduce ? Reduce[J] : 0.0);
     L.Ready[I * K + J] = L.Finish[I * K + J] = Done[J];
   }
   ++C.Consumed;
+  C.ConsumedSlot = C.ConsumedSlot + 1 == P.BufferSlots ? 0 : C.ConsumedSlot + 1;
   L.Phases[I] = St.SendConn >= 0 ? Phase::Received : Phase::Done;
   wake(P.SenderLane[St.RecvConn]);
   return true;
@@ -263,24 +304,24 @@ bool Simulation::tryReceive(const SimStep &St, Lane &L, size_t LaneIndex, size_t
 
 bool Simulation::trySend(const SimStep &St, Lane &L, size_t I) {
   Connection &C = Connections[St.SendConn];
-  const double *Freed = nullptr;
-  if (C.Arrived >= P.BufferSlots) {
-    int64_t Frees = C.Arrived - P.BufferSlots;
-    if (Frees >= C.Consumed)
-      return false; // The FIFO is full until the receiver takes message Frees.
-    Freed = consumption(St.SendConn, Frees);
-  }
-  double *Done = arrival(St.SendConn, C.Arrived);
+  const bool Full = C.Arrived >= P.BufferSlots;
+  if (Full && C.Arrived - P.BufferSlots >= C.Consumed)
+    return false; // The FIFO is full until the receiver takes that message.
+  const double *Freed = &Consumptions[slot(St.SendConn, C.ArrivedSlot)];
+  double *Done = &Arrivals[slot(St.SendConn, C.ArrivedSlot)];
+  const double LatencyUs = P.Sends[St.Send].LatencyUs;
+  const double *Transfer = &SendTimes[St.Send * K];
   for (size_t J = 0; J < K; ++J) {
     double Start = L.Ready[I * K + J];
-    if (Freed)
+    if (Full)
       Start = std::max(Start, Freed[J]);
     // Alpha-beta per message: the sender is busy for the latency and the
     // transfer, so consecutive messages on one connection pay both.
-    Done[J] = Start + St.LatencyUs + St.SentCount * ChunkBytes[J] / St.Bw;
+    Done[J] = Start + LatencyUs + Transfer[J];
     L.Finish[I * K + J] = Done[J];
   }
   ++C.Arrived;
+  C.ArrivedSlot = C.ArrivedSlot + 1 == P.BufferSlots ? 0 : C.ArrivedSlot + 1;
   L.Phases[I] = Phase::Done;
   wake(P.ReceiverLane[St.SendConn]);
   return true;
@@ -288,12 +329,12 @@ bool Simulation::trySend(const SimStep &St, Lane &L, size_t I) {
 
 void Simulation::advance(size_t LaneIndex) {
   Lane &L = Lanes[LaneIndex];
-  const std::vector<SimStep> &Steps = P.Lanes[LaneIndex];
+  const size_t Count = stepCount(LaneIndex);
   double *Clock = clock(LaneIndex);
-  while (L.Pc < Steps.size()) {
+  while (L.Pc < Count) {
     if (L.GroupEnd == 0) {
       L.GroupEnd = L.Pc + 1;
-      while (Steps[L.GroupEnd - 1].WithNext && L.GroupEnd < Steps.size())
+      while (step(LaneIndex, L.GroupEnd - 1).WithNext && L.GroupEnd < Count)
         ++L.GroupEnd;
       size_t Size = L.GroupEnd - L.Pc;
       L.Phases.assign(Size, Phase::Waiting);
@@ -311,7 +352,7 @@ void Simulation::advance(size_t LaneIndex) {
       return std::find(Stalled.begin(), Stalled.end(), Fifo) != Stalled.end();
     };
     for (size_t I = 0; I < L.Phases.size(); ++I) {
-      const SimStep &St = Steps[L.Pc + I];
+      const SimStep &St = step(LaneIndex, L.Pc + I);
       if (L.Phases[I] == Phase::Waiting && St.RecvConn >= 0) {
         int32_t Fifo = 2 * St.RecvConn + 1;
         if (Blocked(Fifo) || !tryReceive(St, L, LaneIndex, I))
@@ -325,8 +366,9 @@ void Simulation::advance(size_t LaneIndex) {
           Stalled.push_back(Fifo);
       } else if (SendsNow) {
         // A local copy or reduction.
+        const double *Write = &LocalTimes[St.Local * K];
         for (size_t J = 0; J < K; ++J)
-          L.Finish[I * K + J] = Clock[J] + St.DstCount * ChunkBytes[J] / (topo::LocBw * 1e3);
+          L.Finish[I * K + J] = Clock[J] + Write[J];
         L.Phases[I] = Phase::Done;
       }
     }
@@ -350,29 +392,24 @@ std::vector<double> Simulation::run() {
   // on, so only lanes woken that way run: a lane woken by a lane before it
   // in this sweep, and every other one in the next sweep, as a full sweep
   // would run them, so that messages go in the same order.
-  for (int32_t I = 0; I < static_cast<int32_t>(Lanes.size()); ++I) {
-    ThisSweep.push_back(I);
-    InThisSweep[I] = true;
-  }
-  while (!ThisSweep.empty()) {
-    std::make_heap(ThisSweep.begin(), ThisSweep.end(), std::greater<>());
-    while (!ThisSweep.empty()) {
-      std::pop_heap(ThisSweep.begin(), ThisSweep.end(), std::greater<>());
-      Running = ThisSweep.back();
-      ThisSweep.pop_back();
-      InThisSweep[Running] = false;
-      advance(Running);
-    }
+  for (size_t I = 0; I < Lanes.size(); ++I)
+    wake(static_cast<int32_t>(I));
+  for (;;) {
+    for (size_t Word = 0; Word < ThisSweep.size(); ++Word)
+      while (ThisSweep[Word]) {
+        int Bit = std::countr_zero(ThisSweep[Word]);
+        ThisSweep[Word] &= ThisSweep[Word] - 1;
+        Running = static_cast<int32_t>(Word * 64 + Bit);
+        advance(static_cast<size_t>(Running));
+      }
     Running = -1;
+    if (std::all_of(NextSweep.begin(), NextSweep.end(), [](uint64_t W) { return W == 0; }))
+      break;
     std::swap(ThisSweep, NextSweep);
-    for (int32_t Lane : ThisSweep) {
-      InNextSweep[Lane] = false;
-      InThisSweep[Lane] = true;
-    }
   }
   std::vector<double> End(K, 0.0);
   for (size_t I = 0; I < Lanes.size(); ++I) {
-    CCLC_ASSERT(Lanes[I].Pc == P.Lanes[I].size(),
+    CCLC_ASSERT(Lanes[I].Pc == stepCount(I),
                 "the cost model's simulation deadlocked on a verified schedule");
     for (size_t J = 0; J < K; ++J)
       End[J] = std::max(End[J], clock(I)[J]);
@@ -380,14 +417,12 @@ std::vector<double> Simulation::run() {
   return End;
 }
 
-/// Predictions of S chunked by Factor (with Stages, split as chunking does).
-std::vector<Prediction> predictions(const Schedule &S, const passes::PipelinePlanner &Planner,
-                                    const LinkTable &Links, float ChannelBwGBs, int32_t Factor,
-                                    const passes::PipelineStages *Stages,
-                                    const std::vector<uint64_t> &Sizes) {
-  SimProgram Program(S, Planner, Links, ChannelBwGBs, Factor, Stages);
-  std::vector<double> Ends = Simulation(Program, Sizes).run();
-  double BusFactor = plan::busBwFactor(S.Collective, S.NRanks);
+/// Predictions at Sizes of P's schedule chunked by Factor into Pieces (see
+/// Simulation).
+std::vector<Prediction> predictions(const SimProgram &P, int32_t Factor,
+                                    const std::vector<std::vector<uint32_t>> *Pieces,
+                                    double BusFactor, const std::vector<uint64_t> &Sizes) {
+  std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes).run();
   std::vector<Prediction> Points;
   for (size_t I = 0; I < Sizes.size(); ++I) {
     double Time = LaunchLatencyUs + Ends[I];
@@ -400,22 +435,24 @@ std::vector<Prediction> predictions(const Schedule &S, const passes::PipelinePla
 } // namespace
 
 double CostModel::simulate(const Schedule &S, uint64_t Bytes) const {
-  return predictions(S, passes::PipelinePlanner(S), Links, ChannelBwGBs, 1, nullptr, {Bytes})
-      .front()
-      .TimeUs;
+  SimProgram Program(S, passes::PipelinePlanner(S), Links, ChannelBwGBs);
+  return LaunchLatencyUs + Simulation(Program, 1, nullptr, {Bytes}).run().front();
 }
 
 std::vector<std::vector<Prediction>>
 CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Sizes) const {
   std::vector<std::vector<Prediction>> PerFactor;
   int32_t Largest = std::min(MaxChunkFactor, passes::maxChunkingFactor(S));
+  double BusFactor = plan::busBwFactor(S.Collective, S.NRanks);
   passes::PipelinePlanner Planner(S);
-  for (int32_t F = 1; F <= Largest; F *= 2) {
-    std::optional<passes::PipelineStages> Stages;
-    if (F > 1)
-      Stages = Planner.stages(F);
-    PerFactor.push_back(
-        predictions(S, Planner, Links, ChannelBwGBs, F, Stages ? &*Stages : nullptr, Sizes));
+  SimProgram Program(S, Planner, Links, ChannelBwGBs);
+  PerFactor.push_back(predictions(Program, 1, nullptr, BusFactor, Sizes));
+  for (int32_t F = 2; F <= Largest; F *= 2) {
+    std::optional<passes::PipelineStages> Stages = Planner.stages(F);
+    std::optional<std::vector<std::vector<uint32_t>>> Pieces;
+    if (Stages)
+      Pieces = Program.pieces(F, *Stages);
+    PerFactor.push_back(predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Sizes));
   }
   return PerFactor;
 }

@@ -198,9 +198,16 @@ int32_t StageSolver::dataBound(const Step &St) const {
     const Slice X = refined(Acc[K].Data, Factor);
     const std::vector<int32_t> &Last =
         (Acc[K].Writes ? LastAccess : LastWrite)[static_cast<int>(X.Buffer)];
-    int32_t PieceSize = X.Count / Factor;
-    for (int32_t C = 0; C < X.Count; ++C)
-      Bound = std::max(Bound, Last[X.Chunk + C] - C / PieceSize);
+    // Piece P of the slice is needed at time Stage + P.
+    const int32_t PieceSize = X.Count / Factor;
+    const int32_t *Chunk = Last.data() + X.Chunk;
+    for (int32_t P = 0; P < Factor; ++P, Chunk += PieceSize) {
+      int32_t Latest = -1;
+      for (int32_t C = 0; C < PieceSize; ++C)
+        Latest = std::max(Latest, Chunk[C]);
+      if (PieceSize > 0)
+        Bound = std::max(Bound, Latest - P);
+    }
   }
   return Bound;
 }
@@ -210,12 +217,16 @@ void StageSolver::recordAccesses(const Step &St, int32_t Stage) {
   for (int K = 0, N = accessesOf(St, Acc); K < N; ++K) {
     const Slice X = refined(Acc[K].Data, Factor);
     int B = static_cast<int>(X.Buffer);
-    int32_t PieceSize = X.Count / Factor;
-    for (int32_t C = 0; C < X.Count; ++C) {
-      int32_t Time = Stage + C / PieceSize;
-      LastAccess[B][X.Chunk + C] = std::max(LastAccess[B][X.Chunk + C], Time);
+    const int32_t PieceSize = X.Count / Factor;
+    int32_t *Accessed = LastAccess[B].data() + X.Chunk;
+    int32_t *Written = LastWrite[B].data() + X.Chunk;
+    for (int32_t P = 0; P < Factor; ++P, Accessed += PieceSize, Written += PieceSize) {
+      const int32_t Time = Stage + P;
+      for (int32_t C = 0; C < PieceSize; ++C)
+        Accessed[C] = std::max(Accessed[C], Time);
       if (Acc[K].Writes)
-        LastWrite[B][X.Chunk + C] = std::max(LastWrite[B][X.Chunk + C], Time);
+        for (int32_t C = 0; C < PieceSize; ++C)
+          Written[C] = std::max(Written[C], Time);
     }
     Touched.push_back(X);
   }
