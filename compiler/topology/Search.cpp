@@ -6,6 +6,7 @@
 #include "plan/Assert.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <ostream>
@@ -62,10 +63,20 @@ PathType nextType(PathType T) { return static_cast<PathType>(static_cast<int>(T)
 /// float -> int as NCCL's int fields truncate.
 int truncated(float V) { return static_cast<int>(V); }
 
+/// Pairs of GPUs in NCCL's preference order (ncclGpuScore).
+struct GpuScore {
+  int G;
+  int StartIndex;
+  int IntraHops;
+  int IntraBw;
+  int InterHops;
+  int InterPciBw;
+  int InterBw;
+};
+
 class Searcher {
 public:
-  explicit Searcher(System &Sys)
-      : Sys(Sys), NumGpus(Sys.count(NodeType::Gpu)), NumNets(Sys.count(NodeType::Net)) {}
+  explicit Searcher(System &Sys);
 
   void compute(TopoGraph &Graph);
 
@@ -76,7 +87,14 @@ private:
   int followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw);
   bool followPathTo(State &G, std::optional<NodeRef> From, NodeRef To, float Mult);
   const std::vector<int> &selectNets(PathType TypeInter, int Gpu);
-  std::vector<int> nextGpus(State &G, int Gpu, int SortNet);
+  /// The GPUs to try after Gpu, in NCCL's order, into Next (a buffer of
+  /// this channel and step, so that deeper steps do not overwrite it).
+  void nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next);
+  int gpuPciBw(int G) const;
+  int netIndex(int64_t Id) const;
+  int gpuIndexOfRank(int Rank) const {
+    return Rank >= 0 && Rank < static_cast<int>(GpuOfRank.size()) ? GpuOfRank[Rank] : -1;
+  }
   int replayGpu(const State &G, int Step) const;
   bool better(const State &G, const State &Ref) const;
 
@@ -98,20 +116,78 @@ private:
   int NumNets;
   /// selectNets results by [path type][GPU + 1]; paths do not change during a search.
   std::vector<std::vector<std::optional<std::vector<int>>>> NetLists;
+
+  // What a search step looks up, gathered once: the graph's shape does not
+  // change while a search reserves and releases bandwidth on its links.
+  /// Per node type, node and link: the index of the reverse link in the
+  /// remote node's links (-1 when there is none).
+  std::array<std::vector<std::vector<int>>, NumNodeTypes> ReverseLink;
+  /// Per GPU, its PCI link and the remote's link back (-1 when it has none).
+  std::vector<std::pair<int, int>> PciLinks;
+  /// The ids of the NETs, and the GPU index of every rank (-1 when none).
+  std::vector<int64_t> NetIds;
+  std::vector<int> GpuOfRank;
+  /// Buffers for the next GPUs, per channel and step, and for their scores.
+  std::vector<std::vector<int>> NextBuffers;
+  std::vector<GpuScore> Scores;
 };
+
+Searcher::Searcher(System &Sys)
+    : Sys(Sys), NumGpus(Sys.count(NodeType::Gpu)), NumNets(Sys.count(NodeType::Net)) {
+  for (int T = 0; T < NumNodeTypes; ++T)
+    for (const Node &N : Sys.nodes(static_cast<NodeType>(T))) {
+      std::vector<int> &Reverse = ReverseLink[T].emplace_back();
+      for (const Link &L : N.Links) {
+        NodeRef Self{static_cast<NodeType>(T), static_cast<int>(ReverseLink[T].size() - 1)};
+        const std::vector<Link> &Back = Sys.node(L.Remote).Links;
+        auto It = std::find_if(Back.begin(), Back.end(), [&](const Link &B) {
+          return B.Remote == Self && B.Type == L.Type;
+        });
+        Reverse.push_back(It == Back.end() ? -1 : static_cast<int>(It - Back.begin()));
+      }
+    }
+  for (int G = 0; G < NumGpus; ++G) {
+    // The narrower of both directions of the first PCI link counts.
+    NodeRef Ref{NodeType::Gpu, G};
+    std::pair<int, int> Pci{-1, -1};
+    const std::vector<Link> &Links = Sys.node(Ref).Links;
+    for (size_t L = 0; L < Links.size() && Pci.first < 0; ++L) {
+      if (Links[L].Type != LinkType::Pci)
+        continue;
+      const std::vector<Link> &Back = Sys.node(Links[L].Remote).Links;
+      for (size_t B = 0; B < Back.size(); ++B)
+        if (Back[B].Remote == Ref) {
+          Pci = {static_cast<int>(L), static_cast<int>(B)};
+          break;
+        }
+    }
+    PciLinks.push_back(Pci);
+  }
+  for (const Node &Net : Sys.nodes(NodeType::Net))
+    NetIds.push_back(Net.Id);
+  for (const Node &Gpu : Sys.nodes(NodeType::Gpu))
+    if (Gpu.Gpu.Rank >= 0) {
+      if (Gpu.Gpu.Rank >= static_cast<int>(GpuOfRank.size()))
+        GpuOfRank.resize(Gpu.Gpu.Rank + 1, -1);
+      if (GpuOfRank[Gpu.Gpu.Rank] < 0)
+        GpuOfRank[Gpu.Gpu.Rank] = static_cast<int>(&Gpu - Sys.nodes(NodeType::Gpu).data());
+    }
+  NextBuffers.resize(static_cast<size_t>(MaxChannels + 1) * (NumGpus + 1));
+}
 
 int Searcher::followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw) {
   // GPU-to-GPU traffic through an Intel root complex costs 20% more PCI bandwidth.
   float PciBw = Bw;
-  for (const LinkRef &Hop : P.Hops) {
-    const Node &N = Sys.node(Sys.link(Hop).Remote);
-    if (N.Type == NodeType::Cpu && P.Type == PathType::PHB && Start.Type == NodeType::Gpu &&
-        N.Cpu.Arch == CpuArch::X86 && N.Cpu.Vendor == CpuVendor::Intel)
-      PciBw = Bw * 6 / 5;
-  }
-  NodeRef At = Start;
+  if (P.Type == PathType::PHB && Start.Type == NodeType::Gpu)
+    for (const LinkRef &Hop : P.Hops) {
+      const Node &N = Sys.node(Sys.link(Hop).Remote);
+      if (N.Type == NodeType::Cpu && N.Cpu.Arch == CpuArch::X86 &&
+          N.Cpu.Vendor == CpuVendor::Intel)
+        PciBw = Bw * 6 / 5;
+    }
   for (int Step = 0; Step < MaxSteps; ++Step) {
-    Link &L = Sys.link(P.Hops[Step]);
+    const LinkRef &Hop = P.Hops[Step];
+    Link &L = Sys.link(Hop);
     float Fw = L.Type == LinkType::Pci ? PciBw : Bw;
     const Node &Rem = Sys.node(L.Remote);
     // Pre-Volta GPUs and POWER NVLink also consume bandwidth on the way back.
@@ -121,19 +197,16 @@ int Searcher::followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw) {
     if (Rem.Type == NodeType::Cpu && Rem.Cpu.Arch == CpuArch::Power && L.Type == LinkType::Nvl)
       RevBw += Fw;
     Link *Rev = nullptr;
-    if (RevBw != 0)
-      for (Link &B : Sys.node(L.Remote).Links)
-        if (B.Remote == At && B.Type == L.Type) {
-          Rev = &B;
-          break;
-        }
-    CCLC_ASSERT(RevBw == 0 || Rev, "link without a reverse link");
+    if (RevBw != 0) {
+      int Back = ReverseLink[static_cast<int>(Hop.From.Type)][Hop.From.Index][Hop.LinkIndex];
+      CCLC_ASSERT(Back >= 0, "link without a reverse link");
+      Rev = &Sys.node(L.Remote).Links[Back];
+    }
     if (L.Bw < Fw || (RevBw != 0 && Rev->Bw < RevBw))
       return Step;
     L.Bw = std::round((L.Bw - Fw) * 1000) / 1000;
     if (RevBw != 0)
       Rev->Bw = std::round((Rev->Bw - RevBw) * 1000) / 1000;
-    At = L.Remote;
   }
   return MaxSteps;
 }
@@ -201,39 +274,29 @@ const std::vector<int> &Searcher::selectNets(PathType TypeInter, int Gpu) {
   return Nets;
 }
 
-/// Pairs of GPUs in NCCL's preference order (ncclGpuScore).
-struct GpuScore {
-  int G;
-  int StartIndex;
-  int IntraHops;
-  int IntraBw;
-  int InterHops;
-  int InterPciBw;
-  int InterBw;
-};
-
 /// The bandwidth of a GPU's PCI link, the narrower of both directions.
-int gpuPciBw(const System &Sys, int G) {
-  NodeRef Ref{NodeType::Gpu, G};
-  for (const Link &L : Sys.node(Ref).Links) {
-    if (L.Type != LinkType::Pci)
-      continue;
-    for (const Link &B : Sys.node(L.Remote).Links)
-      if (B.Remote == Ref)
-        return truncated(std::min(L.Bw, B.Bw));
-  }
-  return -1;
+int Searcher::gpuPciBw(int G) const {
+  auto [Out, Back] = PciLinks[G];
+  if (Out < 0)
+    return -1;
+  const Link &L = Sys.nodes(NodeType::Gpu)[G].Links[Out];
+  return truncated(std::min(L.Bw, Sys.node(L.Remote).Links[Back].Bw));
 }
 
-std::vector<int> Searcher::nextGpus(State &G, int Gpu, int SortNet) {
+int Searcher::netIndex(int64_t Id) const {
+  auto It = std::find(NetIds.begin(), NetIds.end(), Id);
+  return It == NetIds.end() ? -1 : static_cast<int>(It - NetIds.begin());
+}
+
+void Searcher::nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next) {
   const uint64_t Flag = 1ULL << G.NChannels;
   const std::vector<Path> *NetPaths = nullptr;
   if (SortNet) {
-    int N = Sys.findNode(NodeType::Net, G.Inter[G.NChannels * 2]);
+    int N = netIndex(G.Inter[G.NChannels * 2]);
     NetPaths = &Sys.nodes(NodeType::Net)[N].Paths[static_cast<int>(NodeType::Gpu)];
   }
   const std::vector<Path> &Paths = Sys.nodes(NodeType::Gpu)[Gpu].Paths[0];
-  std::vector<GpuScore> Scores;
+  Scores.clear();
   for (int I = 1; I < NumGpus; ++I) {
     int Next = (Gpu + I) % NumGpus;
     if (Paths[Next].count() == 0 || (Sys.nodes(NodeType::Gpu)[Next].Used & Flag))
@@ -241,7 +304,7 @@ std::vector<int> Searcher::nextGpus(State &G, int Gpu, int SortNet) {
     GpuScore S{Next, I, Paths[Next].count(), truncated(Paths[Next].Bw), 0, 0, 0};
     if (NetPaths) {
       S.InterHops = (*NetPaths)[Next].count();
-      S.InterPciBw = gpuPciBw(Sys, Next);
+      S.InterPciBw = gpuPciBw(Next);
       S.InterBw = truncated((*NetPaths)[Next].Bw);
     }
     Scores.push_back(S);
@@ -259,7 +322,7 @@ std::vector<int> Searcher::nextGpus(State &G, int Gpu, int SortNet) {
       return A.IntraHops < B.IntraHops;
     return A.StartIndex < B.StartIndex;
   });
-  std::vector<int> Next;
+  Next.clear();
   bool SameIntra = std::all_of(Scores.begin(), Scores.end(), [&](const GpuScore &S) {
     return S.IntraBw == Scores[0].IntraBw && S.IntraHops == Scores[0].IntraHops;
   });
@@ -271,33 +334,31 @@ std::vector<int> Searcher::nextGpus(State &G, int Gpu, int SortNet) {
     for (const GpuScore &S : Scores)
       Next.push_back(S.G);
   if (Sys.count(NodeType::Nvs) == 0)
-    return Next;
+    return;
   // NVSwitches prefer few peers per GPU: only try the neighbours.
   int Prev = (Gpu - 1 + NumGpus) % NumGpus, After = (Gpu + 1) % NumGpus;
-  std::vector<int> First;
+  std::array<int, 2> First{After, -1};
+  int NumFirst = 1;
   if (G.Pat == Pattern::Ring)
-    First = {After, Prev};
+    First = {After, Prev}, NumFirst = 2;
   else if (G.Pat == Pattern::SplitTree || G.Pat == Pattern::BalancedTree)
-    First = {Prev, After};
-  else
-    First = {After};
-  if (First.size() == 2 && First[0] == First[1])
-    First.pop_back();
+    First = {Prev, After}, NumFirst = 2;
+  if (NumFirst == 2 && First[0] == First[1])
+    NumFirst = 1;
   int Found = 0;
-  for (int F : First) {
-    auto It = std::find(Next.begin(), Next.end(), F);
+  for (int I = 0; I < NumFirst; ++I) {
+    auto It = std::find(Next.begin(), Next.end(), First[I]);
     if (It == Next.end())
       continue;
     std::rotate(Next.begin(), It, It + 1);
     ++Found;
   }
   Next.resize(Found);
-  return Next;
 }
 
 int Searcher::replayGpu(const State &G, int Step) const {
   int Rank = G.Intra[(G.NChannels - 1) * NumGpus + Step + 1];
-  int Index = Sys.gpuIndexOfRank(Rank);
+  int Index = gpuIndexOfRank(Rank);
   CCLC_ASSERT(Index >= 0, "replayed channel names an unknown rank");
   return Index;
 }
@@ -356,7 +417,7 @@ void Searcher::tryNvls(State &G, State &Save, int Gpu, int &Time) {
 void Searcher::backToNet(State &G, State &Save, int Gpu, int Step, int BackToFirstRank, Order Ord,
                          int &Time) {
   int64_t StartId = G.Inter[G.NChannels * 2];
-  const NetInfo &Start = Sys.nodes(NodeType::Net)[Sys.findNode(NodeType::Net, StartId)].Net;
+  const NetInfo &Start = Sys.nodes(NodeType::Net)[netIndex(StartId)].Net;
   for (int N : selectNets(G.TypeInter, Gpu)) {
     const Node &Net = Sys.nodes(NodeType::Net)[N];
     if (G.Pat == Pattern::Tree && Net.Id != StartId)
@@ -416,18 +477,20 @@ void Searcher::searchRecGpu(State &G, State &Save, int Gpu, int Step, int BackTo
   } else if (G.Pat == Pattern::Nvls) {
     tryNvls(G, Save, Gpu, Time);
   } else if (Step < NumGpus - 1) {
-    std::vector<int> Next;
-    if (Ord == Order::Pci)
-      Next = {Step + 1};
-    else if (Ord == Order::Replay)
-      Next = {replayGpu(G, Step)};
-    else
-      Next = nextGpus(G, Gpu, BackToNet == -1 ? 0 : BackToNet == Step + 1 ? 1 : -1);
-    for (int N : Next)
-      tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu), N);
+    if (Ord == Order::Pci) {
+      tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu), Step + 1);
+    } else if (Ord == Order::Replay) {
+      tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu),
+             replayGpu(G, Step));
+    } else {
+      std::vector<int> &Next = NextBuffers[G.NChannels * (NumGpus + 1) + Step];
+      nextGpus(G, Gpu, BackToNet == -1 ? 0 : BackToNet == Step + 1 ? 1 : -1, Next);
+      for (int N : Next)
+        tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu), N);
+    }
   } else if (Step == BackToFirstRank) {
     // Close the ring.
-    int First = Sys.gpuIndexOfRank(G.Intra[G.NChannels * NumGpus]);
+    int First = gpuIndexOfRank(G.Intra[G.NChannels * NumGpus]);
     if (followPathTo(G, gpu(Gpu), gpu(First), 1)) {
       searchRecGpu(G, Save, First, Step + 1, BackToNet, -1, Ord, Time);
       followPathTo(G, gpu(Gpu), gpu(First), -1);
@@ -448,7 +511,8 @@ void Searcher::reserveNet(int N, float Bw) {
 void Searcher::searchRecNet(State &G, State &Save, int BackToNet, int BackToFirstRank,
                             int &Time) {
   const int Bw = truncated(G.BwInter); // NCCL keeps this one as an int.
-  const std::vector<int> Nets = selectNets(G.TypeInter, -1);
+  // selectNets' lists stay where they are once made.
+  const std::vector<int> &Nets = selectNets(G.TypeInter, -1);
   const int NetCount = static_cast<int>(Nets.size());
   bool Found = false;
   for (int I = 0; I < NetCount; ++I) {
