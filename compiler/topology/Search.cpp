@@ -63,6 +63,32 @@ PathType nextType(PathType T) { return static_cast<PathType>(static_cast<int>(T)
 /// float -> int as NCCL's int fields truncate.
 int truncated(float V) { return static_cast<int>(V); }
 
+/// One hop of a path as the search follows it: the link, what it charges and,
+/// for pre-Volta GPUs and POWER NVLink, the reverse link it also charges.
+struct SearchHop {
+  /// What the reverse link is charged: nothing, an eighth of the forward
+  /// bandwidth (into a pre-Volta GPU from a NIC or switch), or all of it
+  /// (NVLink into a POWER CPU).
+  enum class Back : uint8_t { None, Eighth, Full };
+  Link *Forward = nullptr;
+  Link *Reverse = nullptr;
+  bool Pci = false;
+  Back Charge = Back::None;
+};
+
+/// A path between two nodes the search moves between (GPUs, NETs, the
+/// NVSwitch), resolved to the links it reserves bandwidth on.
+struct SearchPath {
+  std::vector<SearchHop> Hops;
+  PathType Type = PathType::DIS;
+  PathType ReverseType = PathType::DIS; ///< The type of the path back.
+  float Bw = 0;
+  /// GPU-to-GPU traffic through an Intel root complex costs 20% more PCI
+  /// bandwidth.
+  bool IntelPci = false;
+  int count() const { return static_cast<int>(Hops.size()); }
+};
+
 /// Pairs of GPUs in NCCL's preference order (ncclGpuScore).
 struct GpuScore {
   int G;
@@ -84,7 +110,12 @@ private:
   NodeRef gpu(int G) const { return {NodeType::Gpu, G}; }
   NodeRef net(int N) const { return {NodeType::Net, N}; }
 
-  int followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw);
+  int followPath(const SearchPath &P, int MaxSteps, float Bw);
+  SearchPath resolvePath(NodeRef From, NodeRef To) const;
+  int endpoint(NodeRef Ref) const { return EndpointBase[static_cast<int>(Ref.Type)] + Ref.Index; }
+  const SearchPath &path(NodeRef From, NodeRef To) const {
+    return Paths[endpoint(From) * NumEndpoints + endpoint(To)];
+  }
   bool followPathTo(State &G, std::optional<NodeRef> From, NodeRef To, float Mult);
   const std::vector<int> &selectNets(PathType TypeInter, int Gpu);
   /// The GPUs to try after Gpu, in NCCL's order, into Next (a buffer of
@@ -119,9 +150,11 @@ private:
 
   // What a search step looks up, gathered once: the graph's shape does not
   // change while a search reserves and releases bandwidth on its links.
-  /// Per node type, node and link: the index of the reverse link in the
-  /// remote node's links (-1 when there is none).
-  std::array<std::vector<std::vector<int>>, NumNodeTypes> ReverseLink;
+  /// The paths between every two GPUs, NETs and NVSwitches, numbered GPUs
+  /// first, then NETs, then NVSwitches.
+  std::array<int, NumNodeTypes> EndpointBase{};
+  int NumEndpoints = 0;
+  std::vector<SearchPath> Paths;
   /// Per GPU, its PCI link and the remote's link back (-1 when it has none).
   std::vector<std::pair<int, int>> PciLinks;
   /// The ids of the NETs, and the GPU index of every rank (-1 when none).
@@ -134,18 +167,18 @@ private:
 
 Searcher::Searcher(System &Sys)
     : Sys(Sys), NumGpus(Sys.count(NodeType::Gpu)), NumNets(Sys.count(NodeType::Net)) {
-  for (int T = 0; T < NumNodeTypes; ++T)
-    for (const Node &N : Sys.nodes(static_cast<NodeType>(T))) {
-      std::vector<int> &Reverse = ReverseLink[T].emplace_back();
-      for (const Link &L : N.Links) {
-        NodeRef Self{static_cast<NodeType>(T), static_cast<int>(ReverseLink[T].size() - 1)};
-        const std::vector<Link> &Back = Sys.node(L.Remote).Links;
-        auto It = std::find_if(Back.begin(), Back.end(), [&](const Link &B) {
-          return B.Remote == Self && B.Type == L.Type;
-        });
-        Reverse.push_back(It == Back.end() ? -1 : static_cast<int>(It - Back.begin()));
-      }
-    }
+  const std::array<NodeType, 3> Endpoints = {NodeType::Gpu, NodeType::Net, NodeType::Nvs};
+  for (NodeType T : Endpoints) {
+    EndpointBase[static_cast<int>(T)] = NumEndpoints;
+    NumEndpoints += Sys.count(T);
+  }
+  Paths.resize(static_cast<size_t>(NumEndpoints) * NumEndpoints);
+  for (NodeType From : Endpoints)
+    for (int I = 0; I < Sys.count(From); ++I)
+      for (NodeType To : Endpoints)
+        for (int J = 0; J < Sys.count(To); ++J)
+          Paths[endpoint({From, I}) * NumEndpoints + endpoint({To, J})] =
+              resolvePath({From, I}, {To, J});
   for (int G = 0; G < NumGpus; ++G) {
     // The narrower of both directions of the first PCI link counts.
     NodeRef Ref{NodeType::Gpu, G};
@@ -175,38 +208,60 @@ Searcher::Searcher(System &Sys)
   NextBuffers.resize(static_cast<size_t>(MaxChannels + 1) * (NumGpus + 1));
 }
 
-int Searcher::followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw) {
-  // GPU-to-GPU traffic through an Intel root complex costs 20% more PCI bandwidth.
-  float PciBw = Bw;
-  if (P.Type == PathType::PHB && Start.Type == NodeType::Gpu)
-    for (const LinkRef &Hop : P.Hops) {
-      const Node &N = Sys.node(Sys.link(Hop).Remote);
-      if (N.Type == NodeType::Cpu && N.Cpu.Arch == CpuArch::X86 &&
-          N.Cpu.Vendor == CpuVendor::Intel)
-        PciBw = Bw * 6 / 5;
-    }
-  for (int Step = 0; Step < MaxSteps; ++Step) {
-    const LinkRef &Hop = P.Hops[Step];
+SearchPath Searcher::resolvePath(NodeRef From, NodeRef To) const {
+  SearchPath Resolved;
+  const std::vector<Path> &Row = Sys.node(From).Paths[static_cast<int>(To.Type)];
+  const std::vector<Path> &Back = Sys.node(To).Paths[static_cast<int>(From.Type)];
+  if (Row.empty() || Back.empty())
+    return Resolved; // Not computed: the search never goes there.
+  const Path &P = Row[To.Index];
+  Resolved.Type = P.Type;
+  Resolved.ReverseType = Back[From.Index].Type;
+  Resolved.Bw = P.Bw;
+  NodeRef At = From;
+  for (const LinkRef &Hop : P.Hops) {
+    CCLC_ASSERT(Hop.From == At, "a path's hops do not follow each other");
     Link &L = Sys.link(Hop);
-    float Fw = L.Type == LinkType::Pci ? PciBw : Bw;
     const Node &Rem = Sys.node(L.Remote);
-    // Pre-Volta GPUs and POWER NVLink also consume bandwidth on the way back.
-    float RevBw = 0;
-    if (Rem.Type == NodeType::Gpu && Rem.Gpu.Sm < 80 && Start.Type != NodeType::Gpu)
-      RevBw += Fw / 8;
+    if (P.Type == PathType::PHB && From.Type == NodeType::Gpu && Rem.Type == NodeType::Cpu &&
+        Rem.Cpu.Arch == CpuArch::X86 && Rem.Cpu.Vendor == CpuVendor::Intel)
+      Resolved.IntelPci = true;
+    SearchHop &H = Resolved.Hops.emplace_back();
+    H.Forward = &L;
+    H.Pci = L.Type == LinkType::Pci;
+    if (Rem.Type == NodeType::Gpu && Rem.Gpu.Sm < 80 && From.Type != NodeType::Gpu)
+      H.Charge = SearchHop::Back::Eighth;
     if (Rem.Type == NodeType::Cpu && Rem.Cpu.Arch == CpuArch::Power && L.Type == LinkType::Nvl)
-      RevBw += Fw;
-    Link *Rev = nullptr;
-    if (RevBw != 0) {
-      int Back = ReverseLink[static_cast<int>(Hop.From.Type)][Hop.From.Index][Hop.LinkIndex];
-      CCLC_ASSERT(Back >= 0, "link without a reverse link");
-      Rev = &Sys.node(L.Remote).Links[Back];
+      H.Charge = SearchHop::Back::Full;
+    if (H.Charge != SearchHop::Back::None) {
+      std::vector<Link> &Links = Sys.node(L.Remote).Links;
+      auto Rev = std::find_if(Links.begin(), Links.end(), [&](const Link &B) {
+        return B.Remote == At && B.Type == L.Type;
+      });
+      CCLC_ASSERT(Rev != Links.end(), "link without a reverse link");
+      H.Reverse = &*Rev;
     }
-    if (L.Bw < Fw || (RevBw != 0 && Rev->Bw < RevBw))
+    At = L.Remote;
+  }
+  return Resolved;
+}
+
+int Searcher::followPath(const SearchPath &P, int MaxSteps, float Bw) {
+  const float PciBw = P.IntelPci ? Bw * 6 / 5 : Bw;
+  for (int Step = 0; Step < MaxSteps; ++Step) {
+    const SearchHop &H = P.Hops[Step];
+    Link &L = *H.Forward;
+    float Fw = H.Pci ? PciBw : Bw;
+    float RevBw = 0;
+    if (H.Charge == SearchHop::Back::Eighth)
+      RevBw += Fw / 8;
+    else if (H.Charge == SearchHop::Back::Full)
+      RevBw += Fw;
+    if (L.Bw < Fw || (RevBw != 0 && H.Reverse->Bw < RevBw))
       return Step;
     L.Bw = std::round((L.Bw - Fw) * 1000) / 1000;
     if (RevBw != 0)
-      Rev->Bw = std::round((Rev->Bw - RevBw) * 1000) / 1000;
+      H.Reverse->Bw = std::round((H.Reverse->Bw - RevBw) * 1000) / 1000;
   }
   return MaxSteps;
 }
@@ -214,8 +269,7 @@ int Searcher::followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw) {
 bool Searcher::followPathTo(State &G, std::optional<NodeRef> From, NodeRef To, float Mult) {
   if (!From)
     return true;
-  const Path &P = Sys.path(*From, To);
-  const Path &Rev = Sys.path(To, *From);
+  const SearchPath &P = path(*From, To);
   bool Intra = (From->Type == NodeType::Gpu || From->Type == NodeType::Nvs) &&
                (To.Type == NodeType::Gpu || To.Type == NodeType::Nvs);
   float Bw = Intra ? G.BwIntra : G.BwInter;
@@ -224,12 +278,12 @@ bool Searcher::followPathTo(State &G, std::optional<NodeRef> From, NodeRef To, f
     return false;
   if (Mult > 0 &&
       (G.Pat == Pattern::BalancedTree || G.Pat == Pattern::Tree || G.Pat == Pattern::SplitTree) &&
-      Rev.Type > Type)
+      P.ReverseType > Type)
     return false;
   Bw *= Mult;
-  int Steps = followPath(P, *From, P.count(), Bw);
+  int Steps = followPath(P, P.count(), Bw);
   if (Steps < P.count()) {
-    followPath(P, *From, Steps, -Bw);
+    followPath(P, Steps, -Bw);
     return false;
   }
   G.NHops += static_cast<int>(Mult * static_cast<float>(P.count()));
@@ -290,22 +344,20 @@ int Searcher::netIndex(int64_t Id) const {
 
 void Searcher::nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next) {
   const uint64_t Flag = 1ULL << G.NChannels;
-  const std::vector<Path> *NetPaths = nullptr;
-  if (SortNet) {
-    int N = netIndex(G.Inter[G.NChannels * 2]);
-    NetPaths = &Sys.nodes(NodeType::Net)[N].Paths[static_cast<int>(NodeType::Gpu)];
-  }
-  const std::vector<Path> &Paths = Sys.nodes(NodeType::Gpu)[Gpu].Paths[0];
+  const int Net = SortNet ? netIndex(G.Inter[G.NChannels * 2]) : -1;
   Scores.clear();
-  for (int I = 1; I < NumGpus; ++I) {
-    int Next = (Gpu + I) % NumGpus;
-    if (Paths[Next].count() == 0 || (Sys.nodes(NodeType::Gpu)[Next].Used & Flag))
+  for (int I = 1, Next = Gpu + 1; I < NumGpus; ++I, ++Next) {
+    if (Next == NumGpus)
+      Next = 0;
+    const SearchPath &Intra = path(gpu(Gpu), gpu(Next));
+    if (Intra.count() == 0 || (Sys.nodes(NodeType::Gpu)[Next].Used & Flag))
       continue;
-    GpuScore S{Next, I, Paths[Next].count(), truncated(Paths[Next].Bw), 0, 0, 0};
-    if (NetPaths) {
-      S.InterHops = (*NetPaths)[Next].count();
+    GpuScore S{Next, I, Intra.count(), truncated(Intra.Bw), 0, 0, 0};
+    if (SortNet) {
+      const SearchPath &Inter = path(net(Net), gpu(Next));
+      S.InterHops = Inter.count();
       S.InterPciBw = gpuPciBw(Next);
-      S.InterBw = truncated((*NetPaths)[Next].Bw);
+      S.InterBw = truncated(Inter.Bw);
     }
     Scores.push_back(S);
   }
