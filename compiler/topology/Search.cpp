@@ -344,19 +344,42 @@ int Searcher::netIndex(int64_t Id) const {
 
 void Searcher::nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next) {
   const uint64_t Flag = 1ULL << G.NChannels;
+  auto Candidate = [&](int Other) {
+    return Other != Gpu && path(gpu(Gpu), gpu(Other)).count() != 0 &&
+           !(Sys.nodes(NodeType::Gpu)[Other].Used & Flag);
+  };
+  Next.clear();
+  if (Sys.count(NodeType::Nvs) > 0) {
+    // NVSwitches prefer few peers per GPU: only the neighbours are tried,
+    // NCCL moving each to the front of its sorted list in turn, so the one
+    // named last comes first whatever the scores.
+    int Prev = (Gpu - 1 + NumGpus) % NumGpus, After = (Gpu + 1) % NumGpus;
+    std::array<int, 2> First{After, -1};
+    int NumFirst = 1;
+    if (G.Pat == Pattern::Ring)
+      First = {After, Prev}, NumFirst = 2;
+    else if (G.Pat == Pattern::SplitTree || G.Pat == Pattern::BalancedTree)
+      First = {Prev, After}, NumFirst = 2;
+    if (NumFirst == 2 && First[0] == First[1])
+      NumFirst = 1;
+    for (int I = 0; I < NumFirst; ++I)
+      if (Candidate(First[I]))
+        Next.insert(Next.begin(), First[I]);
+    return;
+  }
   const int Net = SortNet ? netIndex(G.Inter[G.NChannels * 2]) : -1;
   Scores.clear();
-  for (int I = 1, Next = Gpu + 1; I < NumGpus; ++I, ++Next) {
-    if (Next == NumGpus)
-      Next = 0;
-    const SearchPath &Intra = path(gpu(Gpu), gpu(Next));
-    if (Intra.count() == 0 || (Sys.nodes(NodeType::Gpu)[Next].Used & Flag))
+  for (int I = 1, Other = Gpu + 1; I < NumGpus; ++I, ++Other) {
+    if (Other == NumGpus)
+      Other = 0;
+    if (!Candidate(Other))
       continue;
-    GpuScore S{Next, I, Intra.count(), truncated(Intra.Bw), 0, 0, 0};
+    const SearchPath &Intra = path(gpu(Gpu), gpu(Other));
+    GpuScore S{Other, I, Intra.count(), truncated(Intra.Bw), 0, 0, 0};
     if (SortNet) {
-      const SearchPath &Inter = path(net(Net), gpu(Next));
+      const SearchPath &Inter = path(net(Net), gpu(Other));
       S.InterHops = Inter.count();
-      S.InterPciBw = gpuPciBw(Next);
+      S.InterPciBw = gpuPciBw(Other);
       S.InterBw = truncated(Inter.Bw);
     }
     Scores.push_back(S);
@@ -374,7 +397,6 @@ void Searcher::nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next) 
       return A.IntraHops < B.IntraHops;
     return A.StartIndex < B.StartIndex;
   });
-  Next.clear();
   bool SameIntra = std::all_of(Scores.begin(), Scores.end(), [&](const GpuScore &S) {
     return S.IntraBw == Scores[0].IntraBw && S.IntraHops == Scores[0].IntraHops;
   });
@@ -385,27 +407,6 @@ void Searcher::nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next) 
   else
     for (const GpuScore &S : Scores)
       Next.push_back(S.G);
-  if (Sys.count(NodeType::Nvs) == 0)
-    return;
-  // NVSwitches prefer few peers per GPU: only try the neighbours.
-  int Prev = (Gpu - 1 + NumGpus) % NumGpus, After = (Gpu + 1) % NumGpus;
-  std::array<int, 2> First{After, -1};
-  int NumFirst = 1;
-  if (G.Pat == Pattern::Ring)
-    First = {After, Prev}, NumFirst = 2;
-  else if (G.Pat == Pattern::SplitTree || G.Pat == Pattern::BalancedTree)
-    First = {Prev, After}, NumFirst = 2;
-  if (NumFirst == 2 && First[0] == First[1])
-    NumFirst = 1;
-  int Found = 0;
-  for (int I = 0; I < NumFirst; ++I) {
-    auto It = std::find(Next.begin(), Next.end(), First[I]);
-    if (It == Next.end())
-      continue;
-    std::rotate(Next.begin(), It, It + 1);
-    ++Found;
-  }
-  Next.resize(Found);
 }
 
 int Searcher::replayGpu(const State &G, int Step) const {
