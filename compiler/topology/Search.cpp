@@ -63,6 +63,19 @@ PathType nextType(PathType T) { return static_cast<PathType>(static_cast<int>(T)
 /// float -> int as NCCL's int fields truncate.
 int truncated(float V) { return static_cast<int>(V); }
 
+/// std::round (halves away from zero), bit for bit on every float, without
+/// the library call: the search rounds every bandwidth it reserves or
+/// releases, a step or two of each search step. Below 2^23 the truncation
+/// through int32 is exact and so is the fraction X - T.
+float roundHalfAway(float X) {
+  if (!(std::fabs(X) < 8388608.0f))
+    return X; // Integral already, or not a number.
+  float T = static_cast<float>(static_cast<int32_t>(X));
+  if (std::fabs(X - T) >= 0.5f)
+    T += X < 0 ? -1.0f : 1.0f;
+  return std::copysign(T, X);
+}
+
 /// One hop of a path as the search follows it: the link, what it charges and,
 /// for pre-Volta GPUs and POWER NVLink, the reverse link it also charges.
 struct SearchHop {
@@ -83,10 +96,13 @@ struct SearchPath {
   PathType Type = PathType::DIS;
   PathType ReverseType = PathType::DIS; ///< The type of the path back.
   float Bw = 0;
+  /// What NCCL's GPU scores read: the hops and the bandwidth as an int.
+  int Count = 0;
+  int ScoreBw = 0;
   /// GPU-to-GPU traffic through an Intel root complex costs 20% more PCI
   /// bandwidth.
   bool IntelPci = false;
-  int count() const { return static_cast<int>(Hops.size()); }
+  int count() const { return Count; }
 };
 
 /// Pairs of GPUs in NCCL's preference order (ncclGpuScore).
@@ -155,8 +171,8 @@ private:
   std::array<int, NumNodeTypes> EndpointBase{};
   int NumEndpoints = 0;
   std::vector<SearchPath> Paths;
-  /// Per GPU, its PCI link and the remote's link back (-1 when it has none).
-  std::vector<std::pair<int, int>> PciLinks;
+  /// Per GPU, its PCI link and the remote's link back (null when it has none).
+  std::vector<std::pair<const Link *, const Link *>> PciLinks;
   /// The ids of the NETs, and the GPU index of every rank (-1 when none).
   std::vector<int64_t> NetIds;
   std::vector<int> GpuOfRank;
@@ -182,15 +198,13 @@ Searcher::Searcher(System &Sys)
   for (int G = 0; G < NumGpus; ++G) {
     // The narrower of both directions of the first PCI link counts.
     NodeRef Ref{NodeType::Gpu, G};
-    std::pair<int, int> Pci{-1, -1};
-    const std::vector<Link> &Links = Sys.node(Ref).Links;
-    for (size_t L = 0; L < Links.size() && Pci.first < 0; ++L) {
-      if (Links[L].Type != LinkType::Pci)
+    std::pair<const Link *, const Link *> Pci{nullptr, nullptr};
+    for (const Link &L : Sys.node(Ref).Links) {
+      if (L.Type != LinkType::Pci || Pci.first)
         continue;
-      const std::vector<Link> &Back = Sys.node(Links[L].Remote).Links;
-      for (size_t B = 0; B < Back.size(); ++B)
-        if (Back[B].Remote == Ref) {
-          Pci = {static_cast<int>(L), static_cast<int>(B)};
+      for (const Link &B : Sys.node(L.Remote).Links)
+        if (B.Remote == Ref) {
+          Pci = {&L, &B};
           break;
         }
     }
@@ -243,6 +257,8 @@ SearchPath Searcher::resolvePath(NodeRef From, NodeRef To) const {
     }
     At = L.Remote;
   }
+  Resolved.Count = static_cast<int>(Resolved.Hops.size());
+  Resolved.ScoreBw = truncated(P.Bw);
   return Resolved;
 }
 
@@ -259,9 +275,9 @@ int Searcher::followPath(const SearchPath &P, int MaxSteps, float Bw) {
       RevBw += Fw;
     if (L.Bw < Fw || (RevBw != 0 && H.Reverse->Bw < RevBw))
       return Step;
-    L.Bw = std::round((L.Bw - Fw) * 1000) / 1000;
+    L.Bw = roundHalfAway((L.Bw - Fw) * 1000) / 1000;
     if (RevBw != 0)
-      H.Reverse->Bw = std::round((H.Reverse->Bw - RevBw) * 1000) / 1000;
+      H.Reverse->Bw = roundHalfAway((H.Reverse->Bw - RevBw) * 1000) / 1000;
   }
   return MaxSteps;
 }
@@ -331,10 +347,7 @@ const std::vector<int> &Searcher::selectNets(PathType TypeInter, int Gpu) {
 /// The bandwidth of a GPU's PCI link, the narrower of both directions.
 int Searcher::gpuPciBw(int G) const {
   auto [Out, Back] = PciLinks[G];
-  if (Out < 0)
-    return -1;
-  const Link &L = Sys.nodes(NodeType::Gpu)[G].Links[Out];
-  return truncated(std::min(L.Bw, Sys.node(L.Remote).Links[Back].Bw));
+  return Out ? truncated(std::min(Out->Bw, Back->Bw)) : -1;
 }
 
 int Searcher::netIndex(int64_t Id) const {
@@ -375,12 +388,12 @@ void Searcher::nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next) 
     if (!Candidate(Other))
       continue;
     const SearchPath &Intra = path(gpu(Gpu), gpu(Other));
-    GpuScore S{Other, I, Intra.count(), truncated(Intra.Bw), 0, 0, 0};
+    GpuScore S{Other, I, Intra.count(), Intra.ScoreBw, 0, 0, 0};
     if (SortNet) {
       const SearchPath &Inter = path(net(Net), gpu(Other));
       S.InterHops = Inter.count();
       S.InterPciBw = gpuPciBw(Other);
-      S.InterBw = truncated(Inter.Bw);
+      S.InterBw = Inter.ScoreBw;
     }
     Scores.push_back(S);
   }
