@@ -44,7 +44,7 @@ struct SimStep {
   int32_t RecvConn = -1; ///< The connection it receives on, -1 when it does not.
   int32_t SendConn = -1; ///< The connection it sends on, -1 when it does not.
   int32_t Send = -1;     ///< Its entry in SimProgram::Sends, -1 when it does not send.
-  int32_t Local = -1;    ///< Its entry in SimProgram::Locals, -1 when it writes nothing locally.
+  int32_t Local = -1;    ///< Its entry in SimProgram::Locals, -1 when its local work is free.
   bool Reduces = false;  ///< Its receive reduces into Dst.
   bool WithNext = false;
 };
@@ -89,8 +89,9 @@ public:
 
 private:
   int32_t connection(int32_t From, int32_t To, int32_t Channel);
-  template <typename T> static int32_t intern(std::map<T, int32_t> &Ids, std::vector<T> &List,
-                                              const T &Value);
+  /// The index of Value in List, appended when new.
+  template <typename T>
+  static int32_t intern(std::map<T, int32_t> &Ids, std::vector<T> &List, const T &Value);
 
   int32_t NRanks = 0;
   int32_t NChannels = 1;
@@ -151,7 +152,7 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
         SimStep &Sim = Lane.emplace_back();
         Sim.WithNext = St.WithNext;
         Sim.Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
-        if (Sim.Reduces || !sched::opSends(St.Op))
+        if (Sim.Reduces || (!sched::opSends(St.Op) && !sched::opReceives(St.Op)))
           Sim.Local = intern(LocalIds, Locals, St.Dst.Count);
         if (sched::opReceives(St.Op))
           Sim.RecvConn = connection(St.Peer, R, C);
@@ -264,8 +265,8 @@ Simulation::Simulation(const SimProgram &P, int32_t Factor,
                        const std::vector<uint64_t> &Sizes)
     : P(P), Pieces(Pieces), K(Sizes.size()), Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * K, 0.0),
       Connections(P.SenderLane.size()), Arrivals(P.SenderLane.size() * P.BufferSlots * K),
-      Consumptions(P.SenderLane.size() * P.BufferSlots * K),
-      ThisSweep((P.Lanes.size() + 63) / 64), NextSweep((P.Lanes.size() + 63) / 64) {
+      Consumptions(P.SenderLane.size() * P.BufferSlots * K), ThisSweep((P.Lanes.size() + 63) / 64),
+      NextSweep((P.Lanes.size() + 63) / 64) {
   const int32_t Scale = Pieces ? 1 : Factor;
   std::vector<double> ChunkBytes;
   for (uint64_t Bytes : Sizes)

@@ -70,11 +70,11 @@ struct VariantChoice {
 /// --chunks-factor fixes it. Variants that fail to build are left out. S,
 /// built with Opts, and SPerFactor, its predictions, stand for the variant
 /// they equal; the others share one instantiation and differ in the passes.
-std::vector<cost::Variant> buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
-                                         const std::vector<std::vector<cost::Prediction>> &SPerFactor,
-                                         const target::Target &Target,
-                                         const CompileOptions &Opts,
-                                         const std::vector<uint64_t> &Sizes, SourceManager &SM) {
+std::vector<cost::Variant>
+buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
+              const std::vector<std::vector<cost::Prediction>> &SPerFactor,
+              const target::Target &Target, const CompileOptions &Opts,
+              const std::vector<uint64_t> &Sizes, SourceManager &SM) {
   std::vector<int32_t> ChannelCounts = {S.NChannels};
   int32_t Rings = int32_t(Target.Rings.size());
   if (S.Topology == plan::TopologyKind::None && !Opts.ChannelsGiven && Rings > 1) {
@@ -179,8 +179,7 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
       OS << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
     }
   }
-  std::vector<cost::Variant> Variants =
-      buildVariants(Algo, S, PerFactor, Target, Opts, Sizes, SM);
+  std::vector<cost::Variant> Variants = buildVariants(Algo, S, PerFactor, Target, Opts, Sizes, SM);
   if (Variants.size() < 2)
     return std::nullopt;
   size_t Chosen = cost::chooseVariant(Variants, Window);
