@@ -80,6 +80,7 @@ public:
   /// are not split).
   std::optional<PipelineStages> stages(int32_t Factor) const;
 
+  /// The messages, defined beside the stage solver that reads them.
   struct MessageTable;
 
 private:

@@ -64,8 +64,8 @@ PathType nextType(PathType T) { return static_cast<PathType>(static_cast<int>(T)
 int truncated(float V) { return static_cast<int>(V); }
 
 /// std::round (halves away from zero), bit for bit on every float, without
-/// the library call: the search rounds every bandwidth it reserves or
-/// releases, a step or two of each search step. Below 2^23 the truncation
+/// the library call: the search rounds the bandwidth left on every link it
+/// reserves or releases, several times per step. Below 2^23 the truncation
 /// through int32 is exact and so is the fraction X - T.
 float roundHalfAway(float X) {
   if (!(std::fabs(X) < 8388608.0f))
