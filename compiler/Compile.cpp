@@ -57,10 +57,14 @@ std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManag
   return Built;
 }
 
-std::optional<sched::Schedule> buildSchedule(const dsl::Algorithm &Algo,
-                                             const target::Target &Target,
-                                             const BuildOptions &Options, std::ostream &Log,
-                                             DiagnosticEngine &Diags) {
+int32_t pipelineChannels(const BuildOptions &Options, const target::Target &Target) {
+  return Options.Channels ? Options.Channels : std::max(1, static_cast<int>(Target.Rings.size()));
+}
+
+std::optional<sched::Schedule> instantiateSchedule(const dsl::Algorithm &Algo,
+                                                   const target::Target &Target,
+                                                   const BuildOptions &Options,
+                                                   DiagnosticEngine &Diags) {
   inst::InstantiateOptions InstOpts;
   InstOpts.Root = Options.Root;
   InstOpts.BufferSlots = Options.BufferSlots;
@@ -85,20 +89,33 @@ std::optional<sched::Schedule> buildSchedule(const dsl::Algorithm &Algo,
     return std::nullopt;
   if (Remap && !AutoRemap)
     inst::checkRemapLinks(*Schedule, Target, *Remap, Diags);
+  return Schedule;
+}
 
+bool optimizeSchedule(sched::Schedule &S, const target::Target &Target,
+                      const BuildOptions &Options, std::ostream &Log, DiagnosticEngine &Diags) {
   // passes: chunking, channel parallelism, fusion.
   passes::PipelineOptions Pipeline = Options.Pipeline;
-  Pipeline.Channels =
-      Options.Channels ? Options.Channels : std::max(1, static_cast<int>(Target.Rings.size()));
-  if (!passes::runPipeline(*Schedule, Pipeline, Log, Diags))
-    return std::nullopt;
+  Pipeline.Channels = pipelineChannels(Options, Target);
+  if (!passes::runPipeline(S, Pipeline, Log, Diags))
+    return false;
 
   // verify: what the passes made.
-  if (!verify::verifySchedule(*Schedule, Diags)) {
+  if (!verify::verifySchedule(S, Diags)) {
     Diags.note(SourceLoc{}, "the schedule fails verification after the optimization passes; "
                             "--disable-pass=NAME and --print-after=NAME find the pass at fault");
-    return std::nullopt;
+    return false;
   }
+  return true;
+}
+
+std::optional<sched::Schedule> buildSchedule(const dsl::Algorithm &Algo,
+                                             const target::Target &Target,
+                                             const BuildOptions &Options, std::ostream &Log,
+                                             DiagnosticEngine &Diags) {
+  std::optional<sched::Schedule> Schedule = instantiateSchedule(Algo, Target, Options, Diags);
+  if (!Schedule || !optimizeSchedule(*Schedule, Target, Options, Log, Diags))
+    return std::nullopt;
   return Schedule;
 }
 

@@ -65,6 +65,24 @@ struct BuildOptions {
   passes::PipelineOptions Pipeline;
 };
 
+/// The channels the pipeline replicates a flat algorithm on under Options:
+/// Options.Channels, or every ring of Target.
+int32_t pipelineChannels(const BuildOptions &Options, const target::Target &Target);
+
+/// The place, instantiate and verify stages: Algo as written, for Target.
+/// Nullopt after a diagnostic.
+std::optional<sched::Schedule> instantiateSchedule(const dsl::Algorithm &Algo,
+                                                   const target::Target &Target,
+                                                   const BuildOptions &Options,
+                                                   DiagnosticEngine &Diags);
+
+/// The passes and verify stages on a schedule instantiateSchedule made,
+/// printing what the passes are asked to print to Log. False after a
+/// diagnostic. Variants that differ only in channels and chunk factor share
+/// one instantiation this way.
+bool optimizeSchedule(sched::Schedule &S, const target::Target &Target,
+                      const BuildOptions &Options, std::ostream &Log, DiagnosticEngine &Diags);
+
 /// The place, instantiate, verify, passes and verify stages: Algo for Target,
 /// printing what the passes are asked to print to Log. Nullopt after a
 /// diagnostic.

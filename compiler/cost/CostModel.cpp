@@ -6,9 +6,10 @@
 #include "plan/Assert.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
-#include <set>
-#include <tuple>
+#include <optional>
+#include <unordered_map>
 
 namespace cclc::cost {
 
@@ -37,18 +38,167 @@ uint64_t messageBytes(const Schedule &S, uint64_t UnitBytes) {
 
 namespace {
 
-/// One run of the execution model with times attached.
+/// One step as the simulation needs it: its connections and what its parts
+/// cost, resolved once so that simulating is arithmetic.
+struct SimStep {
+  int32_t RecvConn = -1; ///< The connection it receives on, -1 when it does not.
+  int32_t SendConn = -1; ///< The connection it sends on, -1 when it does not.
+  int32_t Send = -1;     ///< Its entry in SimProgram::Sends, -1 when it does not send.
+  int32_t Local = -1;    ///< Its entry in SimProgram::Locals, -1 when its local work is free.
+  bool Reduces = false;  ///< Its receive reduces into Dst.
+  bool WithNext = false;
+};
+
+/// A send's cost: alpha, and what beta multiplies.
+struct SendCost {
+  int32_t Chunks = 0;
+  double LatencyUs = 0;
+  double Bw = 0; ///< Bytes per us.
+  auto operator<=>(const SendCost &) const = default;
+};
+
+/// A schedule resolved for the simulation, once for every chunk factor.
+/// Channels never meet in the execution model (every connection belongs to
+/// one channel), so a channel that repeats an earlier one on other chunks
+/// (PipelinePlanner::representative) finishes at the same time and is not
+/// simulated again: flat algorithms replicated on every channel simulate one.
+class SimProgram {
+public:
+  SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner, const LinkTable &Links,
+             float ChannelBwGBs);
+
+  /// The order of the lanes' steps when S is chunked by Factor with Stages:
+  /// per lane, the step each piece comes from.
+  std::vector<std::vector<uint32_t>> pieces(int32_t Factor,
+                                            const passes::PipelineStages &Stages) const;
+
+  /// The (rank, channel) programs simulated, rank-major as the execution
+  /// model visits them, unchunked.
+  std::vector<std::vector<SimStep>> Lanes;
+  /// The distinct sends, and the distinct chunk counts written locally
+  /// (copies, reductions, received reductions): their times are computed
+  /// once per size.
+  std::vector<SendCost> Sends;
+  std::vector<int32_t> Locals;
+  /// Per connection, the lanes at its two ends.
+  std::vector<int32_t> SenderLane, ReceiverLane;
+  int32_t BufferSlots = 2;
+  /// Units of the message, and chunks per unit before chunking.
+  int32_t Units = 1;
+  int32_t ChunksPerUnit = 1;
+
+private:
+  int32_t connection(int32_t From, int32_t To, int32_t Channel);
+  /// The index of Value in List, appended when new.
+  template <typename T>
+  static int32_t intern(std::map<T, int32_t> &Ids, std::vector<T> &List, const T &Value);
+
+  int32_t NRanks = 0;
+  int32_t NChannels = 1;
+  /// Channels simulated, and the lane index of each within a rank.
+  std::vector<int32_t> Channels;
+  std::vector<int32_t> LaneOfChannel;
+  std::unordered_map<uint64_t, int32_t> ConnectionIds;
+};
+
+int32_t SimProgram::connection(int32_t From, int32_t To, int32_t Channel) {
+  uint64_t Key = (static_cast<uint64_t>(From) * NRanks + To) * NChannels + Channel;
+  auto [It, Added] = ConnectionIds.try_emplace(Key, static_cast<int32_t>(SenderLane.size()));
+  if (Added) {
+    int32_t PerRank = static_cast<int32_t>(Channels.size());
+    SenderLane.push_back(From * PerRank + LaneOfChannel[Channel]);
+    ReceiverLane.push_back(To * PerRank + LaneOfChannel[Channel]);
+  }
+  return It->second;
+}
+
+template <typename T>
+int32_t SimProgram::intern(std::map<T, int32_t> &Ids, std::vector<T> &List, const T &Value) {
+  auto [It, Added] = Ids.try_emplace(Value, static_cast<int32_t>(List.size()));
+  if (Added)
+    List.push_back(Value);
+  return It->second;
+}
+
+SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner,
+                       const LinkTable &Links, float ChannelBwGBs)
+    : BufferSlots(S.BufferSlots), Units(messageUnits(S)), ChunksPerUnit(S.chunksPerUnit()),
+      NRanks(S.NRanks), NChannels(S.NChannels) {
+  // Channels sending over each directed pair of ranks share its bandwidth.
+  std::unordered_map<uint64_t, int32_t> Sharers;
+  std::vector<int32_t> LastChannel(S.NRanks, -1);
+  for (int32_t R = 0; R < S.NRanks; ++R) {
+    std::fill(LastChannel.begin(), LastChannel.end(), -1);
+    for (int32_t C = 0; C < S.NChannels; ++C)
+      for (const Step &St : S.Ranks[R].Channels[C].Steps)
+        if (sched::opSends(St.Op) && LastChannel[St.sendTarget()] != C) {
+          LastChannel[St.sendTarget()] = C;
+          ++Sharers[static_cast<uint64_t>(R) * S.NRanks + St.sendTarget()];
+        }
+  }
+  for (int32_t C = 0; C < S.NChannels; ++C)
+    if (Planner.representative(C) == C)
+      Channels.push_back(C);
+  LaneOfChannel.assign(S.NChannels, -1);
+  for (size_t I = 0; I < Channels.size(); ++I)
+    LaneOfChannel[Channels[I]] = static_cast<int32_t>(I);
+  const double ChannelBw = ChannelBwGBs * 1e3; // Bytes per us; 0 for no limit.
+  std::map<SendCost, int32_t> SendIds;
+  std::map<int32_t, int32_t> LocalIds;
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    for (int32_t C : Channels) {
+      std::vector<SimStep> &Lane = Lanes.emplace_back();
+      for (const Step &St : S.Ranks[R].Channels[C].Steps) {
+        SimStep &Sim = Lane.emplace_back();
+        Sim.WithNext = St.WithNext;
+        Sim.Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
+        if (Sim.Reduces || (!sched::opSends(St.Op) && !sched::opReceives(St.Op)))
+          Sim.Local = intern(LocalIds, Locals, St.Dst.Count);
+        if (sched::opReceives(St.Op))
+          Sim.RecvConn = connection(St.Peer, R, C);
+        if (!sched::opSends(St.Op))
+          continue;
+        int32_t To = St.sendTarget();
+        Sim.SendConn = connection(R, To, C);
+        const RankLink &Link = Links.link(R, To);
+        SendCost Cost{St.sentSlice().Count, linkLatencyUs(Link.Type),
+                      Link.BwGBs * 1e3 / Sharers[static_cast<uint64_t>(R) * S.NRanks + To]};
+        if (ChannelBw > 0)
+          Cost.Bw = std::min(Cost.Bw, ChannelBw);
+        Sim.Send = intern(SendIds, Sends, Cost);
+      }
+    }
+}
+
+std::vector<std::vector<uint32_t>> SimProgram::pieces(int32_t Factor,
+                                                      const passes::PipelineStages &Stages) const {
+  std::vector<std::vector<uint32_t>> Order(Lanes.size());
+  const int32_t PerRank = static_cast<int32_t>(Channels.size());
+  for (size_t I = 0; I < Lanes.size(); ++I) {
+    int32_t Program = static_cast<int32_t>(I) / PerRank * NChannels + Channels[I % PerRank];
+    for (const passes::SubStep &Sub : passes::pipelineOrder(Stages.Stages[Program], Factor))
+      Order[I].push_back(Sub.Step);
+  }
+  return Order;
+}
+
+/// One run of the execution model with times attached, for several message
+/// sizes at once: which step moves when depends only on the order of
+/// messages, never on their sizes, so every time is a vector with one entry
+/// per size and each entry goes through the arithmetic a run for that size
+/// alone would do.
 class Simulation {
 public:
-  Simulation(const Schedule &S, const LinkTable &Links, float ChannelBwGBs, uint64_t Bytes)
-      : S(S), Links(Links), ChannelBw(ChannelBwGBs * 1e3),
-        ChunkBytes(static_cast<double>(Bytes) / messageUnits(S) / S.chunksPerUnit()),
-        Lanes(static_cast<size_t>(S.NRanks) * S.NChannels) {
-    countChannelsPerLink();
-  }
+  /// P chunked by Factor: its lanes' steps split into pieces in the order
+  /// Pieces gives, or, without pieces, left whole on the refined grid (what
+  /// chunkSchedule makes). A piece moves as many chunks of the refined grid
+  /// as its step did of the grid before; a whole step, Factor times as many.
+  Simulation(const SimProgram &P, int32_t Factor, const std::vector<std::vector<uint32_t>> *Pieces,
+             const std::vector<uint64_t> &Sizes);
 
-  /// The time the last rank finishes, in us, without launch latency.
-  double run();
+  /// Per size, the time the last rank finishes, in us, without launch
+  /// latency.
+  std::vector<double> run();
 
 private:
   /// Where a step is in its group: waiting, received (a fused step still
@@ -59,195 +209,264 @@ private:
   struct Lane {
     size_t Pc = 0;       ///< First step of the current group.
     size_t GroupEnd = 0; ///< One past its last step; 0 before the group starts.
-    double Clock = 0;    ///< When the previous group finished.
     std::vector<Phase> Phases;
-    std::vector<double> Ready; ///< When each step of the group finished its receive.
-    std::vector<double> Finish;
+    /// Per step of the group, per size: when it finished its receive, and
+    /// when it finished.
+    std::vector<double> Ready, Finish;
   };
 
-  /// A (sender, receiver, channel) FIFO.
+  /// A (sender, receiver, channel) FIFO. At most BufferSlots messages are in
+  /// flight, so only the last BufferSlots arrivals and consumptions are kept,
+  /// per size, message M in slot M % BufferSlots. The message a full FIFO
+  /// waits to be taken is BufferSlots before the next one, in its slot.
   struct Connection {
-    std::vector<double> Arrival;  ///< Per message, in send order.
-    std::vector<double> Consumed; ///< Per message, when its receive finished.
+    int64_t Arrived = 0;
+    int64_t Consumed = 0;
+    int32_t ArrivedSlot = 0;
+    int32_t ConsumedSlot = 0;
   };
 
-  const std::vector<Step> &stepsOf(size_t Lane) const {
-    return S.Ranks[Lane / S.NChannels].Channels[Lane % S.NChannels].Steps;
+  double *clock(size_t Lane) { return &Clocks[Lane * K]; }
+  size_t stepCount(size_t Lane) const {
+    return Pieces ? (*Pieces)[Lane].size() : P.Lanes[Lane].size();
   }
-  double bytesOf(const sched::Slice &X) const { return X.Count * ChunkBytes; }
-  Connection &connection(int32_t From, int32_t To, int32_t Channel) {
-    return Connections[{From, To, Channel}];
+  const SimStep &step(size_t Lane, size_t Index) const {
+    return P.Lanes[Lane][Pieces ? (*Pieces)[Lane][Index] : Index];
   }
-  void countChannelsPerLink();
-  /// Advances one lane as far as it goes; true if anything happened.
-  bool advance(size_t LaneIndex);
-  bool tryReceive(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I);
-  bool trySend(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I);
+  size_t slot(int32_t Conn, int32_t Slot) const {
+    return (static_cast<size_t>(Conn) * P.BufferSlots + Slot) * K;
+  }
+  /// Advances one lane as far as it goes.
+  void advance(size_t LaneIndex);
+  bool tryReceive(const SimStep &St, Lane &L, size_t LaneIndex, size_t I);
+  bool trySend(const SimStep &St, Lane &L, size_t I);
+  /// Something Lane may wait on changed: it runs again (see run()).
+  void wake(int32_t Lane);
 
-  const Schedule &S;
-  const LinkTable &Links;
-  /// Bytes per us one channel moves at most; 0 for no limit.
-  double ChannelBw;
-  double ChunkBytes;
+  const SimProgram &P;
+  const std::vector<std::vector<uint32_t>> *Pieces;
+  size_t K;
+  /// Per entry of P.Sends and P.Locals, per size: the time to send (beta's
+  /// part) and to write locally.
+  std::vector<double> SendTimes, LocalTimes;
   std::vector<Lane> Lanes;
-  std::map<std::tuple<int32_t, int32_t, int32_t>, Connection> Connections;
-  /// Channels sending over each directed pair of ranks: they share its bandwidth.
-  std::map<std::pair<int32_t, int32_t>, int32_t> Sharers;
+  std::vector<double> Clocks; ///< Per lane, per size: when its previous group finished.
+  std::vector<Connection> Connections;
+  std::vector<double> Arrivals, Consumptions;
+  /// Bit sets of the lanes to run in this sweep and in the next one.
+  std::vector<uint64_t> ThisSweep, NextSweep;
+  int32_t Running = -1;
+  /// The FIFOs an earlier step of the group waits on (see advance()).
+  std::vector<int32_t> Stalled;
 };
 
-void Simulation::countChannelsPerLink() {
-  std::map<std::pair<int32_t, int32_t>, std::set<int32_t>> Users;
-  for (size_t I = 0; I < Lanes.size(); ++I)
-    for (const Step &St : stepsOf(I))
-      if (sched::opSends(St.Op))
-        Users[{static_cast<int32_t>(I / S.NChannels), St.sendTarget()}].insert(
-            static_cast<int32_t>(I % S.NChannels));
-  for (const auto &[Pair, Channels] : Users)
-    Sharers[Pair] = static_cast<int32_t>(Channels.size());
+Simulation::Simulation(const SimProgram &P, int32_t Factor,
+                       const std::vector<std::vector<uint32_t>> *Pieces,
+                       const std::vector<uint64_t> &Sizes)
+    : P(P), Pieces(Pieces), K(Sizes.size()), Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * K, 0.0),
+      Connections(P.SenderLane.size()), Arrivals(P.SenderLane.size() * P.BufferSlots * K),
+      Consumptions(P.SenderLane.size() * P.BufferSlots * K), ThisSweep((P.Lanes.size() + 63) / 64),
+      NextSweep((P.Lanes.size() + 63) / 64) {
+  const int32_t Scale = Pieces ? 1 : Factor;
+  std::vector<double> ChunkBytes;
+  for (uint64_t Bytes : Sizes)
+    ChunkBytes.push_back(static_cast<double>(Bytes) / P.Units / (P.ChunksPerUnit * Factor));
+  for (const SendCost &Cost : P.Sends)
+    for (double Bytes : ChunkBytes)
+      SendTimes.push_back(Cost.Chunks * Scale * Bytes / Cost.Bw);
+  for (int32_t Chunks : P.Locals)
+    for (double Bytes : ChunkBytes)
+      LocalTimes.push_back(Chunks * Scale * Bytes / (topo::LocBw * 1e3));
 }
 
-bool Simulation::tryReceive(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I) {
-  Connection &C = connection(St.Peer, Rank, Channel);
-  size_t Index = C.Consumed.size();
-  if (Index >= C.Arrival.size())
+void Simulation::wake(int32_t Lane) {
+  std::vector<uint64_t> &Sweep = Lane > Running ? ThisSweep : NextSweep;
+  Sweep[Lane / 64] |= uint64_t(1) << (Lane % 64);
+}
+
+bool Simulation::tryReceive(const SimStep &St, Lane &L, size_t LaneIndex, size_t I) {
+  Connection &C = Connections[St.RecvConn];
+  if (C.Consumed >= C.Arrived)
     return false;
-  bool Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
-  double Done = std::max(L.Clock, C.Arrival[Index]) +
-                (Reduces ? bytesOf(St.Dst) / (topo::LocBw * 1e3) : 0.0);
-  C.Consumed.push_back(Done);
-  L.Ready[I] = Done;
-  L.Phases[I] = sched::opSends(St.Op) ? Phase::Received : Phase::Done;
-  L.Finish[I] = Done;
-  return true;
-}
-
-bool Simulation::trySend(int32_t Rank, int32_t Channel, const Step &St, Lane &L, size_t I) {
-  int32_t To = St.sendTarget();
-  Connection &C = connection(Rank, To, Channel);
-  size_t Index = C.Arrival.size();
-  double Start = L.Ready[I];
-  if (Index >= static_cast<size_t>(S.BufferSlots)) {
-    size_t Frees = Index - S.BufferSlots;
-    if (Frees >= C.Consumed.size())
-      return false; // The FIFO is full until the receiver takes message Frees.
-    Start = std::max(Start, C.Consumed[Frees]);
+  const double *Arrival = &Arrivals[slot(St.RecvConn, C.ConsumedSlot)];
+  double *Done = &Consumptions[slot(St.RecvConn, C.ConsumedSlot)];
+  const double *Clock = clock(LaneIndex);
+  const double *Reduce = St.Reduces ? &LocalTimes[St.Local * K] : nullptr;
+  for (size_t J = 0; J < K; ++J) {
+    Done[J] = std::max(Clock[J], Arrival[J]) + (Reduce ? Reduce[J] : 0.0);
+    L.Ready[I * K + J] = L.Finish[I * K + J] = Done[J];
   }
-  const RankLink &Link = Links.link(Rank, To);
-  double Bw = Link.BwGBs * 1e3 / Sharers[{Rank, To}]; // Bytes per us.
-  if (ChannelBw > 0)
-    Bw = std::min(Bw, ChannelBw);
-  // Alpha-beta per message: the sender is busy for the latency and the
-  // transfer, so consecutive messages on one connection pay both.
-  double Done = Start + linkLatencyUs(Link.Type) + bytesOf(St.sentSlice()) / Bw;
-  C.Arrival.push_back(Done);
-  L.Phases[I] = Phase::Done;
-  L.Finish[I] = Done;
+  ++C.Consumed;
+  C.ConsumedSlot = C.ConsumedSlot + 1 == P.BufferSlots ? 0 : C.ConsumedSlot + 1;
+  L.Phases[I] = St.SendConn >= 0 ? Phase::Received : Phase::Done;
+  wake(P.SenderLane[St.RecvConn]);
   return true;
 }
 
-bool Simulation::advance(size_t LaneIndex) {
+bool Simulation::trySend(const SimStep &St, Lane &L, size_t I) {
+  Connection &C = Connections[St.SendConn];
+  const bool Full = C.Arrived >= P.BufferSlots;
+  if (Full && C.Arrived - P.BufferSlots >= C.Consumed)
+    return false; // The FIFO is full until the receiver takes that message.
+  const double *Freed = &Consumptions[slot(St.SendConn, C.ArrivedSlot)];
+  double *Done = &Arrivals[slot(St.SendConn, C.ArrivedSlot)];
+  const double LatencyUs = P.Sends[St.Send].LatencyUs;
+  const double *Transfer = &SendTimes[St.Send * K];
+  for (size_t J = 0; J < K; ++J) {
+    double Start = L.Ready[I * K + J];
+    if (Full)
+      Start = std::max(Start, Freed[J]);
+    // Alpha-beta per message: the sender is busy for the latency and the
+    // transfer, so consecutive messages on one connection pay both.
+    Done[J] = Start + LatencyUs + Transfer[J];
+    L.Finish[I * K + J] = Done[J];
+  }
+  ++C.Arrived;
+  C.ArrivedSlot = C.ArrivedSlot + 1 == P.BufferSlots ? 0 : C.ArrivedSlot + 1;
+  L.Phases[I] = Phase::Done;
+  wake(P.ReceiverLane[St.SendConn]);
+  return true;
+}
+
+void Simulation::advance(size_t LaneIndex) {
   Lane &L = Lanes[LaneIndex];
-  const std::vector<Step> &Steps = stepsOf(LaneIndex);
-  int32_t Rank = static_cast<int32_t>(LaneIndex / S.NChannels);
-  int32_t Channel = static_cast<int32_t>(LaneIndex % S.NChannels);
-  bool Progress = false;
-  while (L.Pc < Steps.size()) {
+  const size_t Count = stepCount(LaneIndex);
+  double *Clock = clock(LaneIndex);
+  while (L.Pc < Count) {
     if (L.GroupEnd == 0) {
       L.GroupEnd = L.Pc + 1;
-      while (Steps[L.GroupEnd - 1].WithNext && L.GroupEnd < Steps.size())
+      while (step(LaneIndex, L.GroupEnd - 1).WithNext && L.GroupEnd < Count)
         ++L.GroupEnd;
       size_t Size = L.GroupEnd - L.Pc;
       L.Phases.assign(Size, Phase::Waiting);
-      L.Ready.assign(Size, L.Clock);
-      L.Finish.assign(Size, L.Clock);
+      L.Ready.resize(Size * K);
+      L.Finish.resize(Size * K);
+      for (size_t I = 0; I < Size; ++I)
+        for (size_t J = 0; J < K; ++J)
+          L.Ready[I * K + J] = L.Finish[I * K + J] = Clock[J];
     }
     // Every step of the group may move, except behind an earlier step of the
-    // group that still waits on the same connection (FIFO order).
-    bool Moved = false;
-    std::set<std::tuple<int32_t, int32_t, bool>> Stalled;
+    // group that still waits on the same connection (FIFO order). A FIFO is
+    // 2 * connection + 1 for receiving, 2 * connection for sending.
+    Stalled.clear();
+    auto Blocked = [&](int32_t Fifo) {
+      return std::find(Stalled.begin(), Stalled.end(), Fifo) != Stalled.end();
+    };
     for (size_t I = 0; I < L.Phases.size(); ++I) {
-      const Step &St = Steps[L.Pc + I];
-      if (L.Phases[I] == Phase::Waiting && sched::opReceives(St.Op)) {
-        auto Key = std::tuple(St.Peer, Rank, true);
-        if (!Stalled.count(Key) && tryReceive(Rank, Channel, St, L, I))
-          Moved = true;
-        else
-          Stalled.insert(Key);
+      const SimStep &St = step(LaneIndex, L.Pc + I);
+      if (L.Phases[I] == Phase::Waiting && St.RecvConn >= 0) {
+        int32_t Fifo = 2 * St.RecvConn + 1;
+        if (Blocked(Fifo) || !tryReceive(St, L, LaneIndex, I))
+          Stalled.push_back(Fifo);
       }
-      bool SendsNow = (L.Phases[I] == Phase::Waiting && !sched::opReceives(St.Op)) ||
+      bool SendsNow = (L.Phases[I] == Phase::Waiting && St.RecvConn < 0) ||
                       L.Phases[I] == Phase::Received;
-      if (SendsNow && sched::opSends(St.Op)) {
-        auto Key = std::tuple(Rank, St.sendTarget(), false);
-        if (!Stalled.count(Key) && trySend(Rank, Channel, St, L, I))
-          Moved = true;
-        else
-          Stalled.insert(Key);
+      if (SendsNow && St.SendConn >= 0) {
+        int32_t Fifo = 2 * St.SendConn;
+        if (Blocked(Fifo) || !trySend(St, L, I))
+          Stalled.push_back(Fifo);
       } else if (SendsNow) {
         // A local copy or reduction.
-        L.Finish[I] = L.Clock + bytesOf(St.Dst) / (topo::LocBw * 1e3);
+        const double *Write = &LocalTimes[St.Local * K];
+        for (size_t J = 0; J < K; ++J)
+          L.Finish[I * K + J] = Clock[J] + Write[J];
         L.Phases[I] = Phase::Done;
-        Moved = true;
       }
     }
-    Progress |= Moved;
     if (!std::all_of(L.Phases.begin(), L.Phases.end(),
-                     [](Phase P) { return P == Phase::Done; }))
-      return Progress;
-    L.Clock = *std::max_element(L.Finish.begin(), L.Finish.end());
+                     [](Phase Ph) { return Ph == Phase::Done; }))
+      return;
+    for (size_t J = 0; J < K; ++J) {
+      Clock[J] = L.Finish[J];
+      for (size_t I = 1; I < L.Phases.size(); ++I)
+        Clock[J] = std::max(Clock[J], L.Finish[I * K + J]);
+    }
     L.Pc = L.GroupEnd;
     L.GroupEnd = 0;
-    Progress = true;
   }
-  return Progress;
 }
 
-double Simulation::run() {
-  bool Progress = true;
-  while (Progress) {
-    Progress = false;
-    for (size_t I = 0; I < Lanes.size(); ++I)
-      Progress |= advance(I);
+std::vector<double> Simulation::run() {
+  // The execution model runs the lanes in sweeps, each lane in order, until
+  // a sweep moves nothing. A lane that could not move stays stuck until a
+  // message arrives on a connection it receives from or leaves one it sends
+  // on, so only lanes woken that way run: a lane woken by a lane before it
+  // in this sweep, and every other one in the next sweep, as a full sweep
+  // would run them, so that messages go in the same order.
+  for (size_t I = 0; I < Lanes.size(); ++I)
+    wake(static_cast<int32_t>(I));
+  for (;;) {
+    for (size_t Word = 0; Word < ThisSweep.size(); ++Word)
+      while (ThisSweep[Word]) {
+        int Bit = std::countr_zero(ThisSweep[Word]);
+        ThisSweep[Word] &= ThisSweep[Word] - 1;
+        Running = static_cast<int32_t>(Word * 64 + Bit);
+        advance(static_cast<size_t>(Running));
+      }
+    Running = -1;
+    if (std::all_of(NextSweep.begin(), NextSweep.end(), [](uint64_t W) { return W == 0; }))
+      break;
+    std::swap(ThisSweep, NextSweep);
   }
-  double End = 0;
+  std::vector<double> End(K, 0.0);
   for (size_t I = 0; I < Lanes.size(); ++I) {
-    CCLC_ASSERT(Lanes[I].Pc == stepsOf(I).size(),
+    CCLC_ASSERT(Lanes[I].Pc == stepCount(I),
                 "the cost model's simulation deadlocked on a verified schedule");
-    End = std::max(End, Lanes[I].Clock);
+    for (size_t J = 0; J < K; ++J)
+      End[J] = std::max(End[J], clock(I)[J]);
   }
   return End;
+}
+
+/// Predictions at Sizes of P's schedule chunked by Factor into Pieces (see
+/// Simulation).
+std::vector<Prediction> predictions(const SimProgram &P, int32_t Factor,
+                                    const std::vector<std::vector<uint32_t>> *Pieces,
+                                    double BusFactor, const std::vector<uint64_t> &Sizes) {
+  std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes).run();
+  std::vector<Prediction> Points;
+  for (size_t I = 0; I < Sizes.size(); ++I) {
+    double Time = LaunchLatencyUs + Ends[I];
+    double AlgBw = static_cast<double>(Sizes[I]) / (Time * 1e3);
+    Points.push_back({Sizes[I], Time, AlgBw, AlgBw * BusFactor, Factor});
+  }
+  return Points;
 }
 
 } // namespace
 
 double CostModel::simulate(const Schedule &S, uint64_t Bytes) const {
-  return LaunchLatencyUs + Simulation(S, Links, ChannelBwGBs, Bytes).run();
+  SimProgram Program(S, passes::PipelinePlanner(S), Links, ChannelBwGBs);
+  return LaunchLatencyUs + Simulation(Program, 1, nullptr, {Bytes}).run().front();
 }
 
 std::vector<std::vector<Prediction>>
 CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Sizes) const {
   std::vector<std::vector<Prediction>> PerFactor;
   int32_t Largest = std::min(MaxChunkFactor, passes::maxChunkingFactor(S));
-  double Factor = plan::busBwFactor(S.Collective, S.NRanks);
-  for (int32_t F = 1; F <= Largest; F *= 2) {
-    Schedule Chunked = S;
-    if (F > 1)
-      passes::chunkSchedule(Chunked, F);
-    std::vector<Prediction> &Points = PerFactor.emplace_back();
-    for (uint64_t Size : Sizes) {
-      double Time = simulate(Chunked, Size);
-      double AlgBw = static_cast<double>(Size) / (Time * 1e3);
-      Points.push_back({Size, Time, AlgBw, AlgBw * Factor, F});
-    }
+  double BusFactor = plan::busBwFactor(S.Collective, S.NRanks);
+  passes::PipelinePlanner Planner(S);
+  SimProgram Program(S, Planner, Links, ChannelBwGBs);
+  PerFactor.push_back(predictions(Program, 1, nullptr, BusFactor, Sizes));
+  for (int32_t F = 2; F <= Largest; F *= 2) {
+    std::optional<passes::PipelineStages> Stages = Planner.stages(F);
+    std::optional<std::vector<std::vector<uint32_t>>> Pieces;
+    if (Stages)
+      Pieces = Program.pieces(F, *Stages);
+    PerFactor.push_back(predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Sizes));
   }
   return PerFactor;
 }
 
 std::vector<Prediction> CostModel::predict(const Schedule &S,
                                            const std::vector<uint64_t> &Sizes) const {
-  std::vector<std::vector<Prediction>> PerFactor = predictEachFactor(S, Sizes);
+  return fastestFactor(predictEachFactor(S, Sizes));
+}
+
+std::vector<Prediction> fastestFactor(const std::vector<std::vector<Prediction>> &PerFactor) {
   std::vector<Prediction> Best = PerFactor.front();
   for (const std::vector<Prediction> &Points : PerFactor)
-    for (size_t I = 0; I < Sizes.size(); ++I)
+    for (size_t I = 0; I < Best.size(); ++I)
       if (Points[I].TimeUs < Best[I].TimeUs)
         Best[I] = Points[I];
   return Best;

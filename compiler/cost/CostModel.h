@@ -23,6 +23,16 @@
 // model optimistic at both ends, but the same for every algorithm, so the
 // comparisons it exists for hold.
 //
+// --explain predicts every library algorithm and variant at every tabulated
+// size and chunk factor, so the simulation is built to be cheap: which step
+// moves when depends only on the order of messages, never on their sizes, so
+// one run carries a time per size; a lane runs again only when a message
+// arrives or leaves on a connection it waits on; a channel that repeats
+// another on other chunks is simulated once; and a chunk factor is simulated
+// from chunking's stages (passes::PipelinePlanner), without building the
+// chunked schedule. The figures are those of simulating each size, channel
+// and chunked schedule on its own, bit for bit.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -82,6 +92,10 @@ private:
   LinkTable Links;
   float ChannelBwGBs;
 };
+
+/// For every size, the prediction of the fastest factor of PerFactor (what
+/// predictEachFactor returns). Ties go to the smaller factor.
+std::vector<Prediction> fastestFactor(const std::vector<std::vector<Prediction>> &PerFactor);
 
 /// The sizes --explain tabulates: 1 KiB to 1 GiB in powers of 4.
 std::vector<uint64_t> explainSizes();

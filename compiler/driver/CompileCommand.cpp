@@ -67,11 +67,14 @@ struct VariantChoice {
 /// The variants of Algo whose choice is left to the cost model, predicted
 /// at Sizes: a flat algorithm on 1, 2, 4, ... and all of the target's ring
 /// channels unless --channels fixes them, every chunk factor unless
-/// --chunks-factor fixes it. Variants that fail to build are left out.
-std::vector<cost::Variant> buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
-                                         const target::Target &Target,
-                                         const CompileOptions &Opts,
-                                         const std::vector<uint64_t> &Sizes, SourceManager &SM) {
+/// --chunks-factor fixes it. Variants that fail to build are left out. S,
+/// built with Opts, and SPerFactor, its predictions, stand for the variant
+/// they equal; the others share one instantiation and differ in the passes.
+std::vector<cost::Variant>
+buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
+              const std::vector<std::vector<cost::Prediction>> &SPerFactor,
+              const target::Target &Target, const CompileOptions &Opts,
+              const std::vector<uint64_t> &Sizes, SourceManager &SM) {
   std::vector<int32_t> ChannelCounts = {S.NChannels};
   int32_t Rings = int32_t(Target.Rings.size());
   if (S.Topology == plan::TopologyKind::None && !Opts.ChannelsGiven && Rings > 1) {
@@ -84,6 +87,7 @@ std::vector<cost::Variant> buildVariants(const dsl::Algorithm &Algo, const sched
   Quiet.setSilent(true);
   std::ostream Discard(nullptr);
   cost::CostModel Model(Target);
+  std::optional<sched::Schedule> Instantiated;
   std::vector<cost::Variant> Variants;
   for (int32_t Channels : ChannelCounts) {
     compiler::BuildOptions Build = Opts.Build;
@@ -92,11 +96,21 @@ std::vector<cost::Variant> buildVariants(const dsl::Algorithm &Algo, const sched
     Build.Pipeline.Stats = false;
     if (!Opts.ChunksGiven)
       Build.Pipeline.ChunksFactor = 1;
-    std::optional<sched::Schedule> Built =
-        compiler::buildSchedule(Algo, Target, Build, Discard, Quiet);
-    if (!Built)
-      continue;
-    std::vector<std::vector<cost::Prediction>> PerFactor = Model.predictEachFactor(*Built, Sizes);
+    std::vector<std::vector<cost::Prediction>> PerFactor;
+    if (compiler::pipelineChannels(Build, Target) ==
+            compiler::pipelineChannels(Opts.Build, Target) &&
+        Build.Pipeline.ChunksFactor == Opts.Build.Pipeline.ChunksFactor) {
+      PerFactor = SPerFactor;
+    } else {
+      if (!Instantiated)
+        Instantiated = compiler::instantiateSchedule(Algo, Target, Build, Quiet);
+      if (!Instantiated)
+        continue;
+      sched::Schedule Built = *Instantiated;
+      if (!compiler::optimizeSchedule(Built, Target, Build, Discard, Quiet))
+        continue;
+      PerFactor = Model.predictEachFactor(Built, Sizes);
+    }
     // A factor given on the command line is already in the schedule.
     if (Opts.ChunksGiven)
       PerFactor.resize(1);
@@ -118,7 +132,8 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
                                      SourceManager &SM, plan::PlanInfo &Info, std::ostream &OS) {
   cost::CostModel Model(Target);
   std::vector<uint64_t> Sizes = cost::explainSizes();
-  std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, Model.predict(S, Sizes)}};
+  std::vector<std::vector<cost::Prediction>> PerFactor = Model.predictEachFactor(S, Sizes);
+  std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, cost::fastestFactor(PerFactor)}};
   cost::printPredictions(S.Algorithm, Target.Description, Curves[0].Points, OS);
 
   std::vector<std::filesystem::path> Library;
@@ -164,7 +179,7 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
       OS << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
     }
   }
-  std::vector<cost::Variant> Variants = buildVariants(Algo, S, Target, Opts, Sizes, SM);
+  std::vector<cost::Variant> Variants = buildVariants(Algo, S, PerFactor, Target, Opts, Sizes, SM);
   if (Variants.size() < 2)
     return std::nullopt;
   size_t Chosen = cost::chooseVariant(Variants, Window);

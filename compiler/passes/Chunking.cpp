@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <climits>
 #include <deque>
-#include <tuple>
 #include <unordered_map>
 
 namespace cclc::passes {
@@ -81,24 +80,47 @@ Slice pieceOf(const Slice &X, int32_t Piece, int32_t Factor) {
   return Slice{X.Buffer, X.Chunk + Piece * Size, Size};
 }
 
+/// X in the grid refined by Factor.
+Slice refined(const Slice &X, int32_t Factor) {
+  return Slice{X.Buffer, X.Chunk * Factor, X.Count * Factor};
+}
+
+} // namespace
+
+/// Which sends and receives make each message: the same for every factor.
+struct PipelinePlanner::MessageTable {
+  std::vector<Message> Messages;
+  std::vector<std::vector<StepMessages>> StepMsgs;
+};
+
+namespace {
+
 /// Finds the stage of every step (see the file comment) by propagating the
 /// constraints to their least solution: programs are solved one at a time,
 /// and a program is solved again whenever the stage of one of its messages
-/// rises at the other end.
+/// rises at the other end. It reads the schedule before refinement and
+/// refines each slice as it looks at it, so that the cost model can ask for
+/// the stages of every factor without copying the schedule. Only the
+/// programs of representative channels are solved (see
+/// PipelinePlanner::representative); the others repeat them.
 class StageSolver {
 public:
-  StageSolver(const Schedule &S, int32_t Factor);
-  /// False when the messages do not match or the constraints have no
-  /// solution.
+  StageSolver(const Schedule &S, const PipelinePlanner::MessageTable &Table,
+              const std::vector<int32_t> &Representative, int32_t Factor);
+  /// False when the constraints have no solution.
   bool solve();
-  const std::vector<int32_t> &stagesOf(int32_t Program) const { return Stages[Program]; }
+  const std::vector<int32_t> &stagesOf(int32_t Program) const {
+    return Stages[Program - Program % S.NChannels + Representative[Program % S.NChannels]];
+  }
   int32_t largestStage() const;
 
 private:
   const std::vector<Step> &stepsOf(int32_t Program) const {
     return S.Ranks[Program / S.NChannels].Channels[Program % S.NChannels].Steps;
   }
-  bool matchMessages();
+  bool solved(int32_t Program) const {
+    return Representative[Program % S.NChannels] == Program % S.NChannels;
+  }
   void solveProgram(int32_t Program);
   /// The earliest stage at which St's accesses see the sub-chunks they need.
   int32_t dataBound(const Step &St) const;
@@ -108,10 +130,11 @@ private:
   void raiseMessage(int32_t Id, int32_t Stage, int32_t From);
 
   const Schedule &S;
+  const std::vector<std::vector<StepMessages>> &StepMsgs;
+  const std::vector<int32_t> &Representative;
   int32_t Factor;
   int32_t NPrograms;
   std::vector<Message> Messages;
-  std::vector<std::vector<StepMessages>> StepMsgs;
   std::vector<std::vector<int32_t>> Stages;
   std::deque<int32_t> Worklist;
   std::vector<bool> Queued;
@@ -126,61 +149,41 @@ private:
   std::unordered_map<int32_t, std::pair<Slice, int32_t>> LastSendTo;
 };
 
-StageSolver::StageSolver(const Schedule &S, int32_t Factor)
-    : S(S), Factor(Factor), NPrograms(S.NRanks * S.NChannels) {
-  StepMsgs.resize(NPrograms);
+StageSolver::StageSolver(const Schedule &S, const PipelinePlanner::MessageTable &Table,
+                         const std::vector<int32_t> &Representative, int32_t Factor)
+    : S(S), StepMsgs(Table.StepMsgs), Representative(Representative), Factor(Factor),
+      NPrograms(S.NRanks * S.NChannels), Messages(Table.Messages) {
   Stages.resize(NPrograms);
-  for (int32_t P = 0; P < NPrograms; ++P) {
-    StepMsgs[P].resize(stepsOf(P).size());
-    Stages[P].assign(stepsOf(P).size(), 0);
-  }
+  for (int32_t P = 0; P < NPrograms; ++P)
+    if (solved(P))
+      Stages[P].assign(stepsOf(P).size(), 0);
   for (int32_t B = 0; B < NoBuffers; ++B) {
-    LastWrite[B].assign(S.bufferChunks(static_cast<BufferKind>(B)), -1);
-    LastAccess[B].assign(S.bufferChunks(static_cast<BufferKind>(B)), -1);
+    LastWrite[B].assign(S.bufferChunks(static_cast<BufferKind>(B)) * Factor, -1);
+    LastAccess[B].assign(S.bufferChunks(static_cast<BufferKind>(B)) * Factor, -1);
   }
-}
-
-bool StageSolver::matchMessages() {
-  plan::MessageMatch Match(S);
-  for (int32_t P = 0; P < NPrograms; ++P) {
-    const std::vector<Step> &Steps = stepsOf(P);
-    for (size_t I = 0; I < Steps.size(); ++I)
-      if (sched::opSends(Steps[I].Op)) {
-        StepMsgs[P][I].Sent = static_cast<int32_t>(Messages.size());
-        Messages.push_back({P, -1, 0});
-      }
-  }
-  for (int32_t P = 0; P < NPrograms; ++P) {
-    const std::vector<Step> &Steps = stepsOf(P);
-    for (size_t I = 0; I < Steps.size(); ++I) {
-      if (!sched::opReceives(Steps[I].Op))
-        continue;
-      std::optional<plan::StepRef> Send =
-          Match.senderOf({P / S.NChannels, P % S.NChannels, static_cast<int32_t>(I)});
-      if (!Send)
-        return false;
-      int32_t Id = StepMsgs[Send->Rank * S.NChannels + Send->Channel][Send->Index].Sent;
-      StepMsgs[P][I].Received = Id;
-      Messages[Id].Receiver = P;
-    }
-  }
-  return std::all_of(Messages.begin(), Messages.end(),
-                     [](const Message &M) { return M.Receiver >= 0; });
 }
 
 bool StageSolver::solve() {
-  if (!matchMessages())
-    return false;
-  Queued.assign(NPrograms, true);
+  Queued.assign(NPrograms, false);
   for (int32_t P = 0; P < NPrograms; ++P)
-    Worklist.push_back(P);
+    if (solved(P)) {
+      Queued[P] = true;
+      Worklist.push_back(P);
+    }
+  // Each channel's programs meet only each other, so a channel that repeats
+  // another would be solved in the same number of rounds: a round of a
+  // representative counts once for every channel it stands for.
+  std::vector<int64_t> Weight(S.NChannels, 0);
+  for (int32_t C = 0; C < S.NChannels; ++C)
+    ++Weight[Representative[C]];
   // A solution exists within a few rounds per program for every algorithm in
   // the library; running much longer means the stages are chasing a cycle.
   int64_t Budget = 64 * static_cast<int64_t>(NPrograms) + 1024;
   while (!Worklist.empty()) {
-    if (Budget-- == 0)
-      return false;
     int32_t P = Worklist.front();
+    Budget -= Weight[P % S.NChannels];
+    if (Budget < 0)
+      return false;
     Worklist.pop_front();
     Queued[P] = false;
     solveProgram(P);
@@ -192,12 +195,19 @@ int32_t StageSolver::dataBound(const Step &St) const {
   Access Acc[2];
   int32_t Bound = 0;
   for (int K = 0, N = accessesOf(St, Acc); K < N; ++K) {
-    const Slice &X = Acc[K].Data;
+    const Slice X = refined(Acc[K].Data, Factor);
     const std::vector<int32_t> &Last =
         (Acc[K].Writes ? LastAccess : LastWrite)[static_cast<int>(X.Buffer)];
-    int32_t PieceSize = X.Count / Factor;
-    for (int32_t C = 0; C < X.Count; ++C)
-      Bound = std::max(Bound, Last[X.Chunk + C] - C / PieceSize);
+    // Piece P of the slice is needed at time Stage + P.
+    const int32_t PieceSize = X.Count / Factor;
+    const int32_t *Chunk = Last.data() + X.Chunk;
+    for (int32_t P = 0; P < Factor; ++P, Chunk += PieceSize) {
+      int32_t Latest = -1;
+      for (int32_t C = 0; C < PieceSize; ++C)
+        Latest = std::max(Latest, Chunk[C]);
+      if (PieceSize > 0)
+        Bound = std::max(Bound, Latest - P);
+    }
   }
   return Bound;
 }
@@ -205,14 +215,18 @@ int32_t StageSolver::dataBound(const Step &St) const {
 void StageSolver::recordAccesses(const Step &St, int32_t Stage) {
   Access Acc[2];
   for (int K = 0, N = accessesOf(St, Acc); K < N; ++K) {
-    const Slice &X = Acc[K].Data;
+    const Slice X = refined(Acc[K].Data, Factor);
     int B = static_cast<int>(X.Buffer);
-    int32_t PieceSize = X.Count / Factor;
-    for (int32_t C = 0; C < X.Count; ++C) {
-      int32_t Time = Stage + C / PieceSize;
-      LastAccess[B][X.Chunk + C] = std::max(LastAccess[B][X.Chunk + C], Time);
+    const int32_t PieceSize = X.Count / Factor;
+    int32_t *Accessed = LastAccess[B].data() + X.Chunk;
+    int32_t *Written = LastWrite[B].data() + X.Chunk;
+    for (int32_t P = 0; P < Factor; ++P, Accessed += PieceSize, Written += PieceSize) {
+      const int32_t Time = Stage + P;
+      for (int32_t C = 0; C < PieceSize; ++C)
+        Accessed[C] = std::max(Accessed[C], Time);
       if (Acc[K].Writes)
-        LastWrite[B][X.Chunk + C] = std::max(LastWrite[B][X.Chunk + C], Time);
+        for (int32_t C = 0; C < PieceSize; ++C)
+          Written[C] = std::max(Written[C], Time);
     }
     Touched.push_back(X);
   }
@@ -282,24 +296,16 @@ int32_t StageSolver::largestStage() const {
   return Largest;
 }
 
-/// Steps split into Factor sub-steps, in pipeline order: by time
-/// (stage + piece), then stage, then original position.
+/// Steps split into Factor sub-steps, in pipeline order.
 std::vector<Step> pipelineSteps(const std::vector<Step> &Steps,
                                 const std::vector<int32_t> &Stage, int32_t Factor) {
-  std::vector<std::tuple<int32_t, int32_t, uint32_t>> Order;
-  Order.reserve(Steps.size() * Factor);
-  for (size_t I = 0; I < Steps.size(); ++I)
-    for (int32_t J = 0; J < Factor; ++J)
-      Order.emplace_back(Stage[I] + J, Stage[I], static_cast<uint32_t>(I));
-  std::sort(Order.begin(), Order.end());
   std::vector<Step> Out;
-  Out.reserve(Order.size());
-  for (const auto &[Time, StepStage, I] : Order) {
-    Step Sub = Steps[I];
-    int32_t Piece = Time - StepStage;
-    Sub.Src = pieceOf(Sub.Src, Piece, Factor);
-    Sub.Dst = pieceOf(Sub.Dst, Piece, Factor);
-    Out.push_back(Sub);
+  Out.reserve(Steps.size() * Factor);
+  for (const SubStep &Sub : pipelineOrder(Stage, Factor)) {
+    Step Piece = Steps[Sub.Step];
+    Piece.Src = pieceOf(Piece.Src, Sub.Piece, Factor);
+    Piece.Dst = pieceOf(Piece.Dst, Sub.Piece, Factor);
+    Out.push_back(Piece);
   }
   return Out;
 }
@@ -311,6 +317,118 @@ void rescale(Slice &X, int32_t Factor) {
 
 } // namespace
 
+std::vector<SubStep> pipelineOrder(const std::vector<int32_t> &Stage, int32_t Factor) {
+  // Stages never fall along a program, so the steps running at one time
+  // (stage <= time < stage + Factor) are a contiguous range, already in
+  // (stage, position) order.
+  std::vector<SubStep> Order;
+  Order.reserve(Stage.size() * Factor);
+  const size_t N = Stage.size();
+  size_t Lo = 0, Hi = 0;
+  for (int64_t Time = N ? Stage[0] : 0; Lo < N; ++Time) {
+    for (; Hi < N && Stage[Hi] <= Time; ++Hi)
+      CCLC_ASSERT(Hi == 0 || Stage[Hi - 1] <= Stage[Hi], "a stage falls along a program");
+    while (Lo < Hi && Stage[Lo] + Factor <= Time)
+      ++Lo;
+    for (size_t I = Lo; I < Hi; ++I)
+      Order.push_back({static_cast<uint32_t>(I), static_cast<int32_t>(Time - Stage[I])});
+  }
+  return Order;
+}
+
+namespace {
+
+/// Whether channel C runs channel D's steps on other chunks: the same
+/// operations with the same peers on slices of the same sizes, every slice
+/// of a buffer moved by one amount. Its stages are then D's, and it moves
+/// its data in the same time.
+bool repeatsChannel(const Schedule &S, int32_t C, int32_t D) {
+  std::optional<int64_t> Shift[NoBuffers];
+  auto Moved = [&](const Slice &A, const Slice &B) {
+    if (A.Buffer != B.Buffer || A.Count != B.Count)
+      return false;
+    if (A.Count == 0)
+      return true;
+    std::optional<int64_t> &By = Shift[static_cast<int>(A.Buffer)];
+    if (!By)
+      By = int64_t(A.Chunk) - B.Chunk;
+    return *By == int64_t(A.Chunk) - B.Chunk;
+  };
+  for (const sched::RankProgram &R : S.Ranks) {
+    const std::vector<Step> &A = R.Channels[C].Steps, &B = R.Channels[D].Steps;
+    if (A.size() != B.size())
+      return false;
+    for (size_t I = 0; I < A.size(); ++I)
+      if (A[I].Op != B[I].Op || A[I].Peer != B[I].Peer || A[I].SendPeer != B[I].SendPeer ||
+          A[I].WithNext != B[I].WithNext || !Moved(A[I].Src, B[I].Src) ||
+          !Moved(A[I].Dst, B[I].Dst))
+        return false;
+  }
+  return true;
+}
+
+} // namespace
+
+PipelinePlanner::PipelinePlanner(const Schedule &S) : S(S) {
+  for (int32_t C = 0; C < S.NChannels; ++C) {
+    int32_t Rep = C;
+    for (int32_t D = 0; D < C && Rep == C; ++D)
+      if (Representative[D] == D && repeatsChannel(S, C, D))
+        Rep = D;
+    Representative.push_back(Rep);
+  }
+  auto Table = std::make_unique<MessageTable>();
+  const int32_t NPrograms = S.NRanks * S.NChannels;
+  auto StepsOf = [&](int32_t P) -> const std::vector<Step> & {
+    return S.Ranks[P / S.NChannels].Channels[P % S.NChannels].Steps;
+  };
+  Table->StepMsgs.resize(NPrograms);
+  for (int32_t P = 0; P < NPrograms; ++P) {
+    const std::vector<Step> &Steps = StepsOf(P);
+    Table->StepMsgs[P].resize(Steps.size());
+    for (size_t I = 0; I < Steps.size(); ++I)
+      if (sched::opSends(Steps[I].Op)) {
+        Table->StepMsgs[P][I].Sent = static_cast<int32_t>(Table->Messages.size());
+        Table->Messages.push_back({P, -1, 0});
+      }
+  }
+  plan::MessageMatch Match(S);
+  for (int32_t P = 0; P < NPrograms; ++P) {
+    const std::vector<Step> &Steps = StepsOf(P);
+    for (size_t I = 0; I < Steps.size(); ++I) {
+      if (!sched::opReceives(Steps[I].Op))
+        continue;
+      std::optional<plan::StepRef> Send =
+          Match.senderOf({P / S.NChannels, P % S.NChannels, static_cast<int32_t>(I)});
+      if (!Send)
+        return;
+      int32_t Id = Table->StepMsgs[Send->Rank * S.NChannels + Send->Channel][Send->Index].Sent;
+      Table->StepMsgs[P][I].Received = Id;
+      Table->Messages[Id].Receiver = P;
+    }
+  }
+  if (std::all_of(Table->Messages.begin(), Table->Messages.end(),
+                  [](const Message &M) { return M.Receiver >= 0; }))
+    Messages = std::move(Table);
+}
+
+PipelinePlanner::~PipelinePlanner() = default;
+
+std::optional<PipelineStages> PipelinePlanner::stages(int32_t Factor) const {
+  CCLC_ASSERT(Factor >= 1 && Factor <= maxChunkingFactor(S), "chunking factor out of range");
+  if (!Messages)
+    return std::nullopt;
+  StageSolver Solver(S, *Messages, Representative, Factor);
+  if (!Solver.solve())
+    return std::nullopt;
+  PipelineStages Result;
+  Result.Stages.reserve(static_cast<size_t>(S.NRanks) * S.NChannels);
+  for (int32_t P = 0; P < S.NRanks * S.NChannels; ++P)
+    Result.Stages.push_back(Solver.stagesOf(P));
+  Result.Largest = Solver.largestStage();
+  return Result;
+}
+
 ChunkingResult chunkSchedule(Schedule &S, int32_t Factor) {
   CCLC_ASSERT(Factor >= 1 && Factor <= maxChunkingFactor(S), "chunking factor out of range");
   ChunkingResult Result;
@@ -318,6 +436,7 @@ ChunkingResult chunkSchedule(Schedule &S, int32_t Factor) {
   Result.StepsBefore = Result.StepsAfter = S.stepCount();
   if (Factor == 1)
     return Result;
+  std::optional<PipelineStages> Stages = PipelinePlanner(S).stages(Factor);
   S.ChunksPerChannel *= Factor;
   for (sched::RankProgram &R : S.Ranks)
     for (sched::ChannelProgram &C : R.Channels)
@@ -325,16 +444,15 @@ ChunkingResult chunkSchedule(Schedule &S, int32_t Factor) {
         rescale(St.Src, Factor);
         rescale(St.Dst, Factor);
       }
-  StageSolver Solver(S, Factor);
-  if (!Solver.solve())
+  if (!Stages)
     return Result;
   for (int32_t R = 0; R < S.NRanks; ++R)
     for (int32_t C = 0; C < S.NChannels; ++C) {
       std::vector<Step> &Steps = S.Ranks[R].Channels[C].Steps;
-      Steps = pipelineSteps(Steps, Solver.stagesOf(R * S.NChannels + C), Factor);
+      Steps = pipelineSteps(Steps, Stages->Stages[R * S.NChannels + C], Factor);
     }
   Result.Pipelined = true;
-  Result.Stages = Solver.largestStage() + 1;
+  Result.Stages = Stages->Largest + 1;
   Result.StepsAfter = S.stepCount();
   return Result;
 }

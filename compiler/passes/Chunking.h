@@ -28,7 +28,10 @@
 #include "plan/Schedule.h"
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace cclc::passes {
 
@@ -47,6 +50,56 @@ struct ChunkingResult {
 /// The largest factor that keeps every buffer of S within the chunk grid's
 /// index range.
 int32_t maxChunkingFactor(const sched::Schedule &S);
+
+/// The stage of every step of every program (rank * NChannels + channel)
+/// when the schedule is chunked by a factor, and the largest of them.
+struct PipelineStages {
+  std::vector<std::vector<int32_t>> Stages;
+  int32_t Largest = 0;
+};
+
+/// What chunking needs of a schedule whatever the factor: which sends and
+/// receives make each message, and which channels repeat another. The cost
+/// model asks it for the stages of every factor without building the
+/// refined schedules.
+class PipelinePlanner {
+public:
+  explicit PipelinePlanner(const sched::Schedule &S);
+  ~PipelinePlanner();
+
+  /// The first channel whose steps Channel runs on other chunks (the same
+  /// operations with the same peers on slices of the same sizes, every slice
+  /// of a buffer moved by one amount); Channel itself when none does. Such a
+  /// channel gets the stages of its representative and, channels never
+  /// meeting, finishes at the same time.
+  int32_t representative(int32_t Channel) const { return Representative[Channel]; }
+
+  /// The stages chunkSchedule(S, Factor) pipelines S's steps by, read from S
+  /// before refinement; nullopt when the messages do not match or the
+  /// constraints have no solution (the grid is then refined but the steps
+  /// are not split).
+  std::optional<PipelineStages> stages(int32_t Factor) const;
+
+  /// The messages, defined beside the stage solver that reads them.
+  struct MessageTable;
+
+private:
+  const sched::Schedule &S;
+  std::vector<int32_t> Representative;
+  /// Null when a send or receive has no partner.
+  std::unique_ptr<MessageTable> Messages;
+};
+
+/// Piece Piece of step Step of a program.
+struct SubStep {
+  uint32_t Step = 0;
+  int32_t Piece = 0;
+};
+
+/// The sub-steps of a program whose steps have the stages Stage, in the order
+/// chunkSchedule runs them: by time (stage + piece), then stage, then
+/// position.
+std::vector<SubStep> pipelineOrder(const std::vector<int32_t> &Stage, int32_t Factor);
 
 /// Refines S's chunk grid by Factor (1 <= Factor <= maxChunkingFactor(S)) and
 /// pipelines its steps. S must have matching sends and receives (a schedule

@@ -6,6 +6,7 @@
 #include "plan/Assert.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <ostream>
@@ -62,10 +63,62 @@ PathType nextType(PathType T) { return static_cast<PathType>(static_cast<int>(T)
 /// float -> int as NCCL's int fields truncate.
 int truncated(float V) { return static_cast<int>(V); }
 
+/// std::round (halves away from zero), bit for bit on every float, without
+/// the library call: the search rounds the bandwidth left on every link it
+/// reserves or releases, several times per step. Below 2^23 the truncation
+/// through int32 is exact and so is the fraction X - T.
+float roundHalfAway(float X) {
+  if (!(std::fabs(X) < 8388608.0f))
+    return X; // Integral already, or not a number.
+  float T = static_cast<float>(static_cast<int32_t>(X));
+  if (std::fabs(X - T) >= 0.5f)
+    T += X < 0 ? -1.0f : 1.0f;
+  return std::copysign(T, X);
+}
+
+/// One hop of a path as the search follows it: the link, what it charges and,
+/// for pre-Volta GPUs and POWER NVLink, the reverse link it also charges.
+struct SearchHop {
+  /// What the reverse link is charged: nothing, an eighth of the forward
+  /// bandwidth (into a pre-Volta GPU from a NIC or switch), or all of it
+  /// (NVLink into a POWER CPU).
+  enum class Back : uint8_t { None, Eighth, Full };
+  Link *Forward = nullptr;
+  Link *Reverse = nullptr;
+  bool Pci = false;
+  Back Charge = Back::None;
+};
+
+/// A path between two nodes the search moves between (GPUs, NETs, the
+/// NVSwitch), resolved to the links it reserves bandwidth on.
+struct SearchPath {
+  std::vector<SearchHop> Hops;
+  PathType Type = PathType::DIS;
+  PathType ReverseType = PathType::DIS; ///< The type of the path back.
+  float Bw = 0;
+  /// What NCCL's GPU scores read: the hops and the bandwidth as an int.
+  int Count = 0;
+  int ScoreBw = 0;
+  /// GPU-to-GPU traffic through an Intel root complex costs 20% more PCI
+  /// bandwidth.
+  bool IntelPci = false;
+  int count() const { return Count; }
+};
+
+/// Pairs of GPUs in NCCL's preference order (ncclGpuScore).
+struct GpuScore {
+  int G;
+  int StartIndex;
+  int IntraHops;
+  int IntraBw;
+  int InterHops;
+  int InterPciBw;
+  int InterBw;
+};
+
 class Searcher {
 public:
-  explicit Searcher(System &Sys)
-      : Sys(Sys), NumGpus(Sys.count(NodeType::Gpu)), NumNets(Sys.count(NodeType::Net)) {}
+  explicit Searcher(System &Sys);
 
   void compute(TopoGraph &Graph);
 
@@ -73,10 +126,22 @@ private:
   NodeRef gpu(int G) const { return {NodeType::Gpu, G}; }
   NodeRef net(int N) const { return {NodeType::Net, N}; }
 
-  int followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw);
+  int followPath(const SearchPath &P, int MaxSteps, float Bw);
+  SearchPath resolvePath(NodeRef From, NodeRef To) const;
+  int endpoint(NodeRef Ref) const { return EndpointBase[static_cast<int>(Ref.Type)] + Ref.Index; }
+  const SearchPath &path(NodeRef From, NodeRef To) const {
+    return Paths[endpoint(From) * NumEndpoints + endpoint(To)];
+  }
   bool followPathTo(State &G, std::optional<NodeRef> From, NodeRef To, float Mult);
   const std::vector<int> &selectNets(PathType TypeInter, int Gpu);
-  std::vector<int> nextGpus(State &G, int Gpu, int SortNet);
+  /// The GPUs to try after Gpu, in NCCL's order, into Next (a buffer of
+  /// this channel and step, so that deeper steps do not overwrite it).
+  void nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next);
+  int gpuPciBw(int G) const;
+  int netIndex(int64_t Id) const;
+  int gpuIndexOfRank(int Rank) const {
+    return Rank >= 0 && Rank < static_cast<int>(GpuOfRank.size()) ? GpuOfRank[Rank] : -1;
+  }
   int replayGpu(const State &G, int Step) const;
   bool better(const State &G, const State &Ref) const;
 
@@ -98,42 +163,121 @@ private:
   int NumNets;
   /// selectNets results by [path type][GPU + 1]; paths do not change during a search.
   std::vector<std::vector<std::optional<std::vector<int>>>> NetLists;
+
+  // What a search step looks up, gathered once: the graph's shape does not
+  // change while a search reserves and releases bandwidth on its links.
+  /// The paths between every two GPUs, NETs and NVSwitches, numbered GPUs
+  /// first, then NETs, then NVSwitches.
+  std::array<int, NumNodeTypes> EndpointBase{};
+  int NumEndpoints = 0;
+  std::vector<SearchPath> Paths;
+  /// Per GPU, its PCI link and the remote's link back (null when it has none).
+  std::vector<std::pair<const Link *, const Link *>> PciLinks;
+  /// The ids of the NETs, and the GPU index of every rank (-1 when none).
+  std::vector<int64_t> NetIds;
+  std::vector<int> GpuOfRank;
+  /// Buffers for the next GPUs, per channel and step, and for their scores.
+  std::vector<std::vector<int>> NextBuffers;
+  std::vector<GpuScore> Scores;
 };
 
-int Searcher::followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw) {
-  // GPU-to-GPU traffic through an Intel root complex costs 20% more PCI bandwidth.
-  float PciBw = Bw;
-  for (const LinkRef &Hop : P.Hops) {
-    const Node &N = Sys.node(Sys.link(Hop).Remote);
-    if (N.Type == NodeType::Cpu && P.Type == PathType::PHB && Start.Type == NodeType::Gpu &&
-        N.Cpu.Arch == CpuArch::X86 && N.Cpu.Vendor == CpuVendor::Intel)
-      PciBw = Bw * 6 / 5;
+Searcher::Searcher(System &Sys)
+    : Sys(Sys), NumGpus(Sys.count(NodeType::Gpu)), NumNets(Sys.count(NodeType::Net)) {
+  const std::array<NodeType, 3> Endpoints = {NodeType::Gpu, NodeType::Net, NodeType::Nvs};
+  for (NodeType T : Endpoints) {
+    EndpointBase[static_cast<int>(T)] = NumEndpoints;
+    NumEndpoints += Sys.count(T);
   }
-  NodeRef At = Start;
-  for (int Step = 0; Step < MaxSteps; ++Step) {
-    Link &L = Sys.link(P.Hops[Step]);
-    float Fw = L.Type == LinkType::Pci ? PciBw : Bw;
-    const Node &Rem = Sys.node(L.Remote);
-    // Pre-Volta GPUs and POWER NVLink also consume bandwidth on the way back.
-    float RevBw = 0;
-    if (Rem.Type == NodeType::Gpu && Rem.Gpu.Sm < 80 && Start.Type != NodeType::Gpu)
-      RevBw += Fw / 8;
-    if (Rem.Type == NodeType::Cpu && Rem.Cpu.Arch == CpuArch::Power && L.Type == LinkType::Nvl)
-      RevBw += Fw;
-    Link *Rev = nullptr;
-    if (RevBw != 0)
-      for (Link &B : Sys.node(L.Remote).Links)
-        if (B.Remote == At && B.Type == L.Type) {
-          Rev = &B;
+  Paths.resize(static_cast<size_t>(NumEndpoints) * NumEndpoints);
+  for (NodeType From : Endpoints)
+    for (int I = 0; I < Sys.count(From); ++I)
+      for (NodeType To : Endpoints)
+        for (int J = 0; J < Sys.count(To); ++J)
+          Paths[endpoint({From, I}) * NumEndpoints + endpoint({To, J})] =
+              resolvePath({From, I}, {To, J});
+  for (int G = 0; G < NumGpus; ++G) {
+    // The narrower of both directions of the first PCI link counts.
+    NodeRef Ref{NodeType::Gpu, G};
+    std::pair<const Link *, const Link *> Pci{nullptr, nullptr};
+    for (const Link &L : Sys.node(Ref).Links) {
+      if (L.Type != LinkType::Pci || Pci.first)
+        continue;
+      for (const Link &B : Sys.node(L.Remote).Links)
+        if (B.Remote == Ref) {
+          Pci = {&L, &B};
           break;
         }
-    CCLC_ASSERT(RevBw == 0 || Rev, "link without a reverse link");
-    if (L.Bw < Fw || (RevBw != 0 && Rev->Bw < RevBw))
-      return Step;
-    L.Bw = std::round((L.Bw - Fw) * 1000) / 1000;
-    if (RevBw != 0)
-      Rev->Bw = std::round((Rev->Bw - RevBw) * 1000) / 1000;
+    }
+    PciLinks.push_back(Pci);
+  }
+  for (const Node &Net : Sys.nodes(NodeType::Net))
+    NetIds.push_back(Net.Id);
+  for (const Node &Gpu : Sys.nodes(NodeType::Gpu))
+    if (Gpu.Gpu.Rank >= 0) {
+      if (Gpu.Gpu.Rank >= static_cast<int>(GpuOfRank.size()))
+        GpuOfRank.resize(Gpu.Gpu.Rank + 1, -1);
+      if (GpuOfRank[Gpu.Gpu.Rank] < 0)
+        GpuOfRank[Gpu.Gpu.Rank] = static_cast<int>(&Gpu - Sys.nodes(NodeType::Gpu).data());
+    }
+  NextBuffers.resize(static_cast<size_t>(MaxChannels + 1) * (NumGpus + 1));
+}
+
+SearchPath Searcher::resolvePath(NodeRef From, NodeRef To) const {
+  SearchPath Resolved;
+  const std::vector<Path> &Row = Sys.node(From).Paths[static_cast<int>(To.Type)];
+  const std::vector<Path> &Back = Sys.node(To).Paths[static_cast<int>(From.Type)];
+  if (Row.empty() || Back.empty())
+    return Resolved; // Not computed: the search never goes there.
+  const Path &P = Row[To.Index];
+  Resolved.Type = P.Type;
+  Resolved.ReverseType = Back[From.Index].Type;
+  Resolved.Bw = P.Bw;
+  NodeRef At = From;
+  for (const LinkRef &Hop : P.Hops) {
+    CCLC_ASSERT(Hop.From == At, "a path's hops do not follow each other");
+    Link &L = Sys.link(Hop);
+    const Node &Rem = Sys.node(L.Remote);
+    if (P.Type == PathType::PHB && From.Type == NodeType::Gpu && Rem.Type == NodeType::Cpu &&
+        Rem.Cpu.Arch == CpuArch::X86 && Rem.Cpu.Vendor == CpuVendor::Intel)
+      Resolved.IntelPci = true;
+    SearchHop &H = Resolved.Hops.emplace_back();
+    H.Forward = &L;
+    H.Pci = L.Type == LinkType::Pci;
+    if (Rem.Type == NodeType::Gpu && Rem.Gpu.Sm < 80 && From.Type != NodeType::Gpu)
+      H.Charge = SearchHop::Back::Eighth;
+    if (Rem.Type == NodeType::Cpu && Rem.Cpu.Arch == CpuArch::Power && L.Type == LinkType::Nvl)
+      H.Charge = SearchHop::Back::Full;
+    if (H.Charge != SearchHop::Back::None) {
+      std::vector<Link> &Links = Sys.node(L.Remote).Links;
+      auto Rev = std::find_if(Links.begin(), Links.end(), [&](const Link &B) {
+        return B.Remote == At && B.Type == L.Type;
+      });
+      CCLC_ASSERT(Rev != Links.end(), "link without a reverse link");
+      H.Reverse = &*Rev;
+    }
     At = L.Remote;
+  }
+  Resolved.Count = static_cast<int>(Resolved.Hops.size());
+  Resolved.ScoreBw = truncated(P.Bw);
+  return Resolved;
+}
+
+int Searcher::followPath(const SearchPath &P, int MaxSteps, float Bw) {
+  const float PciBw = P.IntelPci ? Bw * 6 / 5 : Bw;
+  for (int Step = 0; Step < MaxSteps; ++Step) {
+    const SearchHop &H = P.Hops[Step];
+    Link &L = *H.Forward;
+    float Fw = H.Pci ? PciBw : Bw;
+    float RevBw = 0;
+    if (H.Charge == SearchHop::Back::Eighth)
+      RevBw += Fw / 8;
+    else if (H.Charge == SearchHop::Back::Full)
+      RevBw += Fw;
+    if (L.Bw < Fw || (RevBw != 0 && H.Reverse->Bw < RevBw))
+      return Step;
+    L.Bw = roundHalfAway((L.Bw - Fw) * 1000) / 1000;
+    if (RevBw != 0)
+      H.Reverse->Bw = roundHalfAway((H.Reverse->Bw - RevBw) * 1000) / 1000;
   }
   return MaxSteps;
 }
@@ -141,8 +285,7 @@ int Searcher::followPath(const Path &P, NodeRef Start, int MaxSteps, float Bw) {
 bool Searcher::followPathTo(State &G, std::optional<NodeRef> From, NodeRef To, float Mult) {
   if (!From)
     return true;
-  const Path &P = Sys.path(*From, To);
-  const Path &Rev = Sys.path(To, *From);
+  const SearchPath &P = path(*From, To);
   bool Intra = (From->Type == NodeType::Gpu || From->Type == NodeType::Nvs) &&
                (To.Type == NodeType::Gpu || To.Type == NodeType::Nvs);
   float Bw = Intra ? G.BwIntra : G.BwInter;
@@ -151,12 +294,12 @@ bool Searcher::followPathTo(State &G, std::optional<NodeRef> From, NodeRef To, f
     return false;
   if (Mult > 0 &&
       (G.Pat == Pattern::BalancedTree || G.Pat == Pattern::Tree || G.Pat == Pattern::SplitTree) &&
-      Rev.Type > Type)
+      P.ReverseType > Type)
     return false;
   Bw *= Mult;
-  int Steps = followPath(P, *From, P.count(), Bw);
+  int Steps = followPath(P, P.count(), Bw);
   if (Steps < P.count()) {
-    followPath(P, *From, Steps, -Bw);
+    followPath(P, Steps, -Bw);
     return false;
   }
   G.NHops += static_cast<int>(Mult * static_cast<float>(P.count()));
@@ -201,48 +344,56 @@ const std::vector<int> &Searcher::selectNets(PathType TypeInter, int Gpu) {
   return Nets;
 }
 
-/// Pairs of GPUs in NCCL's preference order (ncclGpuScore).
-struct GpuScore {
-  int G;
-  int StartIndex;
-  int IntraHops;
-  int IntraBw;
-  int InterHops;
-  int InterPciBw;
-  int InterBw;
-};
-
 /// The bandwidth of a GPU's PCI link, the narrower of both directions.
-int gpuPciBw(const System &Sys, int G) {
-  NodeRef Ref{NodeType::Gpu, G};
-  for (const Link &L : Sys.node(Ref).Links) {
-    if (L.Type != LinkType::Pci)
-      continue;
-    for (const Link &B : Sys.node(L.Remote).Links)
-      if (B.Remote == Ref)
-        return truncated(std::min(L.Bw, B.Bw));
-  }
-  return -1;
+int Searcher::gpuPciBw(int G) const {
+  auto [Out, Back] = PciLinks[G];
+  return Out ? truncated(std::min(Out->Bw, Back->Bw)) : -1;
 }
 
-std::vector<int> Searcher::nextGpus(State &G, int Gpu, int SortNet) {
+int Searcher::netIndex(int64_t Id) const {
+  auto It = std::find(NetIds.begin(), NetIds.end(), Id);
+  return It == NetIds.end() ? -1 : static_cast<int>(It - NetIds.begin());
+}
+
+void Searcher::nextGpus(State &G, int Gpu, int SortNet, std::vector<int> &Next) {
   const uint64_t Flag = 1ULL << G.NChannels;
-  const std::vector<Path> *NetPaths = nullptr;
-  if (SortNet) {
-    int N = Sys.findNode(NodeType::Net, G.Inter[G.NChannels * 2]);
-    NetPaths = &Sys.nodes(NodeType::Net)[N].Paths[static_cast<int>(NodeType::Gpu)];
+  auto Candidate = [&](int Other) {
+    return Other != Gpu && path(gpu(Gpu), gpu(Other)).count() != 0 &&
+           !(Sys.nodes(NodeType::Gpu)[Other].Used & Flag);
+  };
+  Next.clear();
+  if (Sys.count(NodeType::Nvs) > 0) {
+    // NVSwitches prefer few peers per GPU: only the neighbours are tried,
+    // NCCL moving each to the front of its sorted list in turn, so the one
+    // named last comes first whatever the scores.
+    int Prev = (Gpu - 1 + NumGpus) % NumGpus, After = (Gpu + 1) % NumGpus;
+    std::array<int, 2> First{After, -1};
+    int NumFirst = 1;
+    if (G.Pat == Pattern::Ring)
+      First = {After, Prev}, NumFirst = 2;
+    else if (G.Pat == Pattern::SplitTree || G.Pat == Pattern::BalancedTree)
+      First = {Prev, After}, NumFirst = 2;
+    if (NumFirst == 2 && First[0] == First[1])
+      NumFirst = 1;
+    for (int I = 0; I < NumFirst; ++I)
+      if (Candidate(First[I]))
+        Next.insert(Next.begin(), First[I]);
+    return;
   }
-  const std::vector<Path> &Paths = Sys.nodes(NodeType::Gpu)[Gpu].Paths[0];
-  std::vector<GpuScore> Scores;
-  for (int I = 1; I < NumGpus; ++I) {
-    int Next = (Gpu + I) % NumGpus;
-    if (Paths[Next].count() == 0 || (Sys.nodes(NodeType::Gpu)[Next].Used & Flag))
+  const int Net = SortNet ? netIndex(G.Inter[G.NChannels * 2]) : -1;
+  Scores.clear();
+  for (int I = 1, Other = Gpu + 1; I < NumGpus; ++I, ++Other) {
+    if (Other == NumGpus)
+      Other = 0;
+    if (!Candidate(Other))
       continue;
-    GpuScore S{Next, I, Paths[Next].count(), truncated(Paths[Next].Bw), 0, 0, 0};
-    if (NetPaths) {
-      S.InterHops = (*NetPaths)[Next].count();
-      S.InterPciBw = gpuPciBw(Sys, Next);
-      S.InterBw = truncated((*NetPaths)[Next].Bw);
+    const SearchPath &Intra = path(gpu(Gpu), gpu(Other));
+    GpuScore S{Other, I, Intra.count(), Intra.ScoreBw, 0, 0, 0};
+    if (SortNet) {
+      const SearchPath &Inter = path(net(Net), gpu(Other));
+      S.InterHops = Inter.count();
+      S.InterPciBw = gpuPciBw(Other);
+      S.InterBw = Inter.ScoreBw;
     }
     Scores.push_back(S);
   }
@@ -259,7 +410,6 @@ std::vector<int> Searcher::nextGpus(State &G, int Gpu, int SortNet) {
       return A.IntraHops < B.IntraHops;
     return A.StartIndex < B.StartIndex;
   });
-  std::vector<int> Next;
   bool SameIntra = std::all_of(Scores.begin(), Scores.end(), [&](const GpuScore &S) {
     return S.IntraBw == Scores[0].IntraBw && S.IntraHops == Scores[0].IntraHops;
   });
@@ -270,34 +420,11 @@ std::vector<int> Searcher::nextGpus(State &G, int Gpu, int SortNet) {
   else
     for (const GpuScore &S : Scores)
       Next.push_back(S.G);
-  if (Sys.count(NodeType::Nvs) == 0)
-    return Next;
-  // NVSwitches prefer few peers per GPU: only try the neighbours.
-  int Prev = (Gpu - 1 + NumGpus) % NumGpus, After = (Gpu + 1) % NumGpus;
-  std::vector<int> First;
-  if (G.Pat == Pattern::Ring)
-    First = {After, Prev};
-  else if (G.Pat == Pattern::SplitTree || G.Pat == Pattern::BalancedTree)
-    First = {Prev, After};
-  else
-    First = {After};
-  if (First.size() == 2 && First[0] == First[1])
-    First.pop_back();
-  int Found = 0;
-  for (int F : First) {
-    auto It = std::find(Next.begin(), Next.end(), F);
-    if (It == Next.end())
-      continue;
-    std::rotate(Next.begin(), It, It + 1);
-    ++Found;
-  }
-  Next.resize(Found);
-  return Next;
 }
 
 int Searcher::replayGpu(const State &G, int Step) const {
   int Rank = G.Intra[(G.NChannels - 1) * NumGpus + Step + 1];
-  int Index = Sys.gpuIndexOfRank(Rank);
+  int Index = gpuIndexOfRank(Rank);
   CCLC_ASSERT(Index >= 0, "replayed channel names an unknown rank");
   return Index;
 }
@@ -356,7 +483,7 @@ void Searcher::tryNvls(State &G, State &Save, int Gpu, int &Time) {
 void Searcher::backToNet(State &G, State &Save, int Gpu, int Step, int BackToFirstRank, Order Ord,
                          int &Time) {
   int64_t StartId = G.Inter[G.NChannels * 2];
-  const NetInfo &Start = Sys.nodes(NodeType::Net)[Sys.findNode(NodeType::Net, StartId)].Net;
+  const NetInfo &Start = Sys.nodes(NodeType::Net)[netIndex(StartId)].Net;
   for (int N : selectNets(G.TypeInter, Gpu)) {
     const Node &Net = Sys.nodes(NodeType::Net)[N];
     if (G.Pat == Pattern::Tree && Net.Id != StartId)
@@ -416,18 +543,20 @@ void Searcher::searchRecGpu(State &G, State &Save, int Gpu, int Step, int BackTo
   } else if (G.Pat == Pattern::Nvls) {
     tryNvls(G, Save, Gpu, Time);
   } else if (Step < NumGpus - 1) {
-    std::vector<int> Next;
-    if (Ord == Order::Pci)
-      Next = {Step + 1};
-    else if (Ord == Order::Replay)
-      Next = {replayGpu(G, Step)};
-    else
-      Next = nextGpus(G, Gpu, BackToNet == -1 ? 0 : BackToNet == Step + 1 ? 1 : -1);
-    for (int N : Next)
-      tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu), N);
+    if (Ord == Order::Pci) {
+      tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu), Step + 1);
+    } else if (Ord == Order::Replay) {
+      tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu),
+             replayGpu(G, Step));
+    } else {
+      std::vector<int> &Next = NextBuffers[G.NChannels * (NumGpus + 1) + Step];
+      nextGpus(G, Gpu, BackToNet == -1 ? 0 : BackToNet == Step + 1 ? 1 : -1, Next);
+      for (int N : Next)
+        tryGpu(G, Save, Step + 1, BackToNet, BackToFirstRank, Ord, Time, gpu(Gpu), N);
+    }
   } else if (Step == BackToFirstRank) {
     // Close the ring.
-    int First = Sys.gpuIndexOfRank(G.Intra[G.NChannels * NumGpus]);
+    int First = gpuIndexOfRank(G.Intra[G.NChannels * NumGpus]);
     if (followPathTo(G, gpu(Gpu), gpu(First), 1)) {
       searchRecGpu(G, Save, First, Step + 1, BackToNet, -1, Ord, Time);
       followPathTo(G, gpu(Gpu), gpu(First), -1);
@@ -448,7 +577,8 @@ void Searcher::reserveNet(int N, float Bw) {
 void Searcher::searchRecNet(State &G, State &Save, int BackToNet, int BackToFirstRank,
                             int &Time) {
   const int Bw = truncated(G.BwInter); // NCCL keeps this one as an int.
-  const std::vector<int> Nets = selectNets(G.TypeInter, -1);
+  // selectNets' lists stay where they are once made.
+  const std::vector<int> &Nets = selectNets(G.TypeInter, -1);
   const int NetCount = static_cast<int>(Nets.size());
   bool Found = false;
   for (int I = 0; I < NetCount; ++I) {

@@ -1,6 +1,9 @@
 //===- CostModelTest.cpp - The alpha-beta simulation ----------------------===//
 
+#include "LibrarySchedule.h"
 #include "compiler/cost/CostModel.h"
+#include "compiler/passes/ChannelParallel.h"
+#include "compiler/passes/Chunking.h"
 
 #include <gtest/gtest.h>
 
@@ -77,6 +80,29 @@ TEST(CostModel, ChunkingPipelinesLongChainsOfLargeMessages) {
   EXPECT_GT(Model.simulate(chain(8), GiB), 6.9 * OneHop);
   // Broadcast's bus bandwidth is its algorithm bandwidth.
   EXPECT_DOUBLE_EQ(P[1].BusBwGBs, P[1].AlgBwGBs);
+}
+
+// predictEachFactor simulates every size in one run, each channel that
+// repeats another once, and the chunked steps in chunking's order without
+// building the chunked schedule: each of its figures must be what simulating
+// the schedule chunkSchedule makes gives at that size alone.
+TEST(CostModel, EachFactorIsTheChunkedScheduleSimulated) {
+  const std::vector<uint64_t> Sizes = {1 << 10, 1 << 20, GiB};
+  for (const char *Name : {"ring-allreduce", "tree-allreduce", "butterfly-allreduce",
+                           "ring-allgather", "ring-broadcast"}) {
+    Schedule S = test::librarySchedule(Name, 8);
+    passes::parallelizeChannels(S, 4);
+    CostModel Model(flatTarget(8));
+    std::vector<std::vector<Prediction>> PerFactor = Model.predictEachFactor(S, Sizes);
+    ASSERT_EQ(PerFactor.size(), 7u) << Name;
+    for (const std::vector<Prediction> &Points : PerFactor) {
+      Schedule Chunked = S;
+      passes::chunkSchedule(Chunked, Points[0].ChunkFactor);
+      for (size_t I = 0; I < Sizes.size(); ++I)
+        EXPECT_EQ(Points[I].TimeUs, Model.simulate(Chunked, Sizes[I]))
+            << Name << " factor " << Points[I].ChunkFactor << " at " << Sizes[I] << " bytes";
+    }
+  }
 }
 
 TEST(CostModel, BusBandwidthFactors) {
