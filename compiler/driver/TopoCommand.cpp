@@ -21,7 +21,6 @@
 #include "compiler/topology/Machine.h"
 #include "compiler/topology/Search.h"
 #include "compiler/topology/SystemPrint.h"
-#include "plan/Assert.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -74,13 +73,6 @@ std::set<int> applyGraphFile(std::vector<TopoGraph> &Graphs, const GraphXmlFile 
     }
   }
   return Loaded;
-}
-
-const TopoGraph &graphWithId(const std::vector<TopoGraph> &Graphs, int Id) {
-  auto It =
-      std::find_if(Graphs.begin(), Graphs.end(), [Id](const TopoGraph &G) { return G.Id == Id; });
-  CCLC_ASSERT(It != Graphs.end(), "search produced no ring or tree graph");
-  return *It;
 }
 
 nlohmann::json graphToJson(const TopoGraph &G) {

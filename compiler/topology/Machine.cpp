@@ -9,7 +9,7 @@
 
 namespace cclc::topo {
 
-static const TopoGraph &graphWithId(const std::vector<TopoGraph> &Graphs, int Id) {
+const TopoGraph &graphWithId(const std::vector<TopoGraph> &Graphs, int Id) {
   auto It = std::find_if(Graphs.begin(), Graphs.end(),
                          [Id](const TopoGraph &G) { return G.Id == Id; });
   CCLC_ASSERT(It != Graphs.end(), "searchAll always produces ring and tree graphs");

@@ -30,6 +30,10 @@ struct Machine {
   const TopoGraph &treeGraph() const;
 };
 
+/// The graph of Graphs with id Id (0 ring, 1 tree), which every search
+/// produces.
+const TopoGraph &graphWithId(const std::vector<TopoGraph> &Graphs, int Id);
+
 /// True when the GPUs' ranks are 0 to n-1, as connecting nodes needs them
 /// (duplicates are refused when the system is built); else false after an
 /// error at each GPU out of range.

@@ -96,12 +96,14 @@ cclcResult_t issue(cclcComm_t Comm, cclcStream_t Stream, PeerOp::Kind What, int 
     Comm->checkPeerOp(Op, Stream);
     if (!Open.Depth) {
       // An alltoall that a loaded plan or registered kernel serves runs it.
-      Request R;
-      R.Collective = CollectiveKind::AllToAll;
-      R.Count = Count;
-      R.Type = Op.Type;
-      if (What == PeerOp::Kind::AllToAll && Comm->runsLoadedOnHost(R))
-        return Comm->collective(R, Send, Recv, Stream);
+      if (What == PeerOp::Kind::AllToAll) {
+        Request R;
+        R.Collective = CollectiveKind::AllToAll;
+        R.Count = Count;
+        R.Type = Op.Type;
+        if (Comm->runsLoadedOnHost(R))
+          return Comm->collective(R, Send, Recv, Stream);
+      }
       return Comm->pointToPoint({&Op, 1});
     }
     if (Open.Comm && Open.Comm != Comm)
