@@ -26,6 +26,18 @@ inline constexpr int64_t MaxRankChannels = int64_t(1) << 20;
 /// Messages a connection buffers (`cclc compile --buffer-slots`): the
 /// runtime reserves this many slots per (sender, receiver, channel).
 inline constexpr int32_t MaxBufferSlots = 64;
+/// Steps one rank's program may expand to, on all its channels: a rolled
+/// step ("repeat") is cheap to write but not to run.
+inline constexpr int64_t MaxRankSteps = int64_t(1) << 24;
+/// Steps a whole plan may expand to where a reader expands every rank
+/// (`cclc plan-check`); the runtime expands its own rank alone beyond
+/// RuntimeProofSteps and needs no such bound.
+inline constexpr int64_t MaxPlanSteps = int64_t(1) << 26;
+/// Steps of the largest plan the runtime expands for every rank, to prove it
+/// again at load; beyond, each rank expands its own program alone and relies
+/// on the proof of `cclc compile` (`cclc plan-check` repeats it), since
+/// proving takes every rank's steps and memory in proportion.
+inline constexpr int64_t RuntimeProofSteps = int64_t(1) << 20;
 /// How deeply JSON values may nest in a plan; a plan nests 8 deep.
 inline constexpr unsigned MaxJsonDepth = 64;
 

@@ -59,6 +59,70 @@ json sliceToJson(const Slice &S) {
           {"count", S.Count}};
 }
 
+/// How each numeric field moves from one step of a rolled run to the next.
+struct Stride {
+  int64_t Peer = 0, SendPeer = 0, Src = 0, Dst = 0;
+  bool operator==(const Stride &) const = default;
+  bool zero() const { return *this == Stride{}; }
+};
+
+/// A step as a plan writes it: Base, then Repeat - 1 more steps, each moved
+/// by Move from the one before.
+struct RolledStep {
+  Step Base;
+  int64_t Repeat = 1;
+  Stride Move;
+
+  /// The I-th step of the run.
+  Step at(int64_t I) const {
+    Step St = Base;
+    St.Peer = int32_t(St.Peer + I * Move.Peer);
+    St.SendPeer = int32_t(St.SendPeer + I * Move.SendPeer);
+    St.Src.Chunk = int32_t(St.Src.Chunk + I * Move.Src);
+    St.Dst.Chunk = int32_t(St.Dst.Chunk + I * Move.Dst);
+    return St;
+  }
+};
+
+/// The stride from A to B when B can follow A in a rolled run: the same
+/// operation, buffers, sizes, primitive and statement, neither running with
+/// the next step (an exchange is a pair, not a run).
+std::optional<Stride> strideBetween(const Step &A, const Step &B) {
+  OpFields F = fieldsOf(A.Op);
+  if (A.Op != B.Op || A.WithNext || B.WithNext || A.Primitive != B.Primitive ||
+      A.Loc.FileId != B.Loc.FileId || A.Loc.Line != B.Loc.Line || A.Loc.Col != B.Loc.Col ||
+      (F.Src && (A.Src.Buffer != B.Src.Buffer || A.Src.Count != B.Src.Count)) ||
+      (F.Dst && (A.Dst.Buffer != B.Dst.Buffer || A.Dst.Count != B.Dst.Count)))
+    return std::nullopt;
+  Stride D;
+  D.Peer = F.Peer ? int64_t(B.Peer) - A.Peer : 0;
+  D.SendPeer = F.SendPeer ? int64_t(B.SendPeer) - A.SendPeer : 0;
+  D.Src = F.Src ? int64_t(B.Src.Chunk) - A.Src.Chunk : 0;
+  D.Dst = F.Dst ? int64_t(B.Dst.Chunk) - A.Dst.Chunk : 0;
+  return D;
+}
+
+/// Steps as the fewest rolled runs, taken greedily from the front.
+std::vector<RolledStep> roll(const std::vector<Step> &Steps) {
+  std::vector<RolledStep> Runs;
+  for (size_t I = 0; I < Steps.size();) {
+    RolledStep Run{Steps[I], 1, {}};
+    if (I + 1 < Steps.size()) {
+      if (std::optional<Stride> D = strideBetween(Steps[I], Steps[I + 1])) {
+        Run.Move = *D;
+        while (I + Run.Repeat < Steps.size() &&
+               strideBetween(Steps[I + Run.Repeat - 1], Steps[I + Run.Repeat]) == *D)
+          ++Run.Repeat;
+      }
+    }
+    if (Run.Repeat == 1)
+      Run.Move = {};
+    I += size_t(Run.Repeat);
+    Runs.push_back(std::move(Run));
+  }
+  return Runs;
+}
+
 json stepToJson(const Step &St) {
   json J;
   J["op"] = std::string(sched::opName(St.Op));
@@ -79,6 +143,21 @@ json stepToJson(const Step &St) {
     J["line"] = St.Loc.Line;
     J["col"] = St.Loc.Col;
   }
+  return J;
+}
+
+json rolledToJson(const RolledStep &Run) {
+  json J = stepToJson(Run.Base);
+  if (Run.Repeat == 1)
+    return J;
+  J["repeat"] = Run.Repeat;
+  json Move = json::object();
+  for (auto [Name, Delta] : {std::pair{"peer", Run.Move.Peer}, {"send_peer", Run.Move.SendPeer},
+                             {"src", Run.Move.Src}, {"dst", Run.Move.Dst}})
+    if (Delta != 0)
+      Move[Name] = Delta;
+  if (!Move.empty())
+    J["stride"] = std::move(Move);
   return J;
 }
 
@@ -117,8 +196,9 @@ std::string describePrimitive(const Step &St) {
 
 class PlanReader {
 public:
-  PlanReader(SourceManager &SM, DiagnosticEngine &Diags, const LocatedJson *Where)
-      : SM(SM), Diags(Diags), Where(Where) {}
+  PlanReader(SourceManager &SM, DiagnosticEngine &Diags, const LocatedJson *Where,
+             const ReadOptions &Options)
+      : SM(SM), Diags(Diags), Where(Where), Options(Options) {}
 
   std::optional<Plan> read(const json &Root);
 
@@ -225,14 +305,25 @@ private:
   bool units(const json &Root, sched::Schedule &S);
   bool remap(const json &Root, sched::Schedule &S);
   bool sizes(const json &Root, PlanInfo &Info);
-  bool rank(const json &J, const FieldPath &P, int32_t R, sched::Schedule &S);
+  bool rank(const json &J, const FieldPath &P, int32_t R, Plan &Out);
   bool step(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S, Step &Out);
+  bool run(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S,
+           RolledStep &Out);
+  bool runPeer(const FieldPath &P, const RolledStep &Run, const char *Name, int32_t Base,
+               int64_t Move, int32_t R, const sched::Schedule &S);
+  bool runSlice(const FieldPath &P, const RolledStep &Run, const char *Name, const Slice &Base,
+                int64_t Move, const sched::Schedule &S);
+  void expand(Plan &Out, int32_t R);
   bool slice(const json &Obj, const FieldPath &P, const char *Name, const sched::Schedule &S,
              Slice &Out);
 
   SourceManager &SM;
   DiagnosticEngine &Diags;
   const LocatedJson *Where;
+  ReadOptions Options;
+  int64_t Version = PlanFormatVersion;
+  /// Every rank's channels as written; a rank is expanded from them.
+  std::vector<std::vector<std::vector<RolledStep>>> Written;
   /// The plan's source file, registered once, for step locations.
   std::string SourceName = "<unknown source>";
   std::string SourceText;
@@ -247,13 +338,14 @@ bool PlanReader::header(const json &Root, sched::Schedule &S, PlanInfo &Info) {
   if (Format != PlanFormatName)
     return fail(P.key("format"), "\"" + Format + "\" is not a cclc plan (expected \"" +
                                      PlanFormatName + "\")");
-  int64_t Version;
   if (!integer(Root, P, "version", 1, std::numeric_limits<int64_t>::max(), Version))
     return false;
-  if (Version != PlanFormatVersion)
+  if (Version < OldestPlanFormatVersion || Version > PlanFormatVersion)
     return fail(P.key("version"), "plan format version " + std::to_string(Version) +
-                                      " is not supported (this cclc reads version " +
-                                      std::to_string(PlanFormatVersion) + ")");
+                                      " is not supported (this cclc reads versions " +
+                                      std::to_string(OldestPlanFormatVersion) + " to " +
+                                      std::to_string(PlanFormatVersion) +
+                                      "); recompile the plan with this cclc");
   if (!string(Root, P, "algorithm", S.Algorithm))
     return false;
   if (S.Algorithm.empty())
@@ -389,7 +481,8 @@ bool PlanReader::slice(const json &Obj, const FieldPath &P, const char *Name,
 bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S,
                       Step &Out) {
   if (!object(J, P,
-              {"op", "peer", "send_peer", "src", "dst", "with_next", "primitive", "line", "col"}) ||
+              {"op", "peer", "send_peer", "src", "dst", "with_next", "primitive", "line", "col",
+               "repeat", "stride"}) ||
       !oneOf(J, P, "op", stepOps(), opName, Out.Op))
     return false;
   OpFields F = fieldsOf(Out.Op);
@@ -431,7 +524,84 @@ bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched:
   return true;
 }
 
-bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, sched::Schedule &S) {
+bool PlanReader::runPeer(const FieldPath &P, const RolledStep &Run, const char *Name,
+                         int32_t Base, int64_t Move, int32_t R, const sched::Schedule &S) {
+  // Peers move by a constant, so the first and last bound them all.
+  int64_t Last = Base + (Run.Repeat - 1) * Move;
+  if (Last < 0 || Last >= S.NRanks)
+    return fail(P.key("stride").key(Name),
+                "the last of " + std::to_string(Run.Repeat) + " repetitions has " + Name + " " +
+                    std::to_string(Last) + ", which is not a rank (plan has " +
+                    std::to_string(S.NRanks) + " ranks)");
+  if (Move != 0 && (R - Base) % Move == 0 && (R - Base) / Move >= 0 &&
+      (R - Base) / Move < Run.Repeat)
+    return fail(P.key("stride").key(Name),
+                "repetition " + std::to_string((R - Base) / Move) + " has " + Name + " " +
+                    std::to_string(R) + ", the step's own rank");
+  return true;
+}
+
+bool PlanReader::runSlice(const FieldPath &P, const RolledStep &Run, const char *Name,
+                          const Slice &Base, int64_t Move, const sched::Schedule &S) {
+  int64_t Last = Base.Chunk + (Run.Repeat - 1) * Move;
+  int32_t Size = S.bufferChunks(Base.Buffer);
+  if (Last < 0 || Last + Base.Count > Size)
+    return fail(P.key("stride").key(Name),
+                "the last of " + std::to_string(Run.Repeat) + " repetitions starts at chunk " +
+                    std::to_string(Last) + ", so its " + std::to_string(Base.Count) +
+                    " chunks are not all inside " + std::string(sched::bufferName(Base.Buffer)) +
+                    " (" + std::to_string(Size) + " chunks)");
+  return true;
+}
+
+bool PlanReader::run(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S,
+                     RolledStep &Out) {
+  if (!step(J, P, R, S, Out.Base))
+    return false;
+  for (const char *Name : {"repeat", "stride"})
+    if (Version < 2 && J.contains(Name))
+      return fail(P.key(Name), "unknown field (steps are rolled from plan format version 2)");
+  if (!J.contains("repeat")) {
+    if (J.contains("stride"))
+      return fail(P.key("stride"), "a stride needs a repeat count");
+    return true;
+  }
+  if (!integer(J, P, "repeat", 1, MaxRankSteps, Out.Repeat,
+               "is not in [1, " + std::to_string(MaxRankSteps) + "] (a rank's most steps)"))
+    return false;
+  if (Out.Base.WithNext && Out.Repeat > 1)
+    return fail(P.key("repeat"), "a step that runs with the next one is not repeated");
+  const json *Move = member(J, P, "stride", false);
+  if (!Move)
+    return true;
+  FieldPath MP = P.key("stride");
+  if (!object(*Move, MP, {"peer", "send_peer", "src", "dst"}))
+    return false;
+  OpFields F = fieldsOf(Out.Base.Op);
+  const std::tuple<const char *, bool, int64_t *> Fields[] = {
+      {"peer", F.Peer, &Out.Move.Peer},
+      {"send_peer", F.SendPeer, &Out.Move.SendPeer},
+      {"src", F.Src, &Out.Move.Src},
+      {"dst", F.Dst, &Out.Move.Dst}};
+  constexpr int64_t MaxMove = std::numeric_limits<int32_t>::max();
+  for (auto [Name, Wanted, Into] : Fields) {
+    if (!Move->contains(Name))
+      continue;
+    if (!Wanted)
+      return fail(MP.key(Name), std::string("a ") + std::string(opName(Out.Base.Op)) +
+                                    " step has no " + Name + " to move");
+    if (!integer(*Move, MP, Name, -MaxMove, MaxMove, *Into))
+      return false;
+  }
+  const Step &B = Out.Base;
+  return (!F.Peer || runPeer(P, Out, "peer", B.Peer, Out.Move.Peer, R, S)) &&
+         (!F.SendPeer || runPeer(P, Out, "send_peer", B.SendPeer, Out.Move.SendPeer, R, S)) &&
+         (!F.Src || runSlice(P, Out, "src", B.Src, Out.Move.Src, S)) &&
+         (!F.Dst || runSlice(P, Out, "dst", B.Dst, Out.Move.Dst, S));
+}
+
+bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, Plan &Out) {
+  sched::Schedule &S = Out.Sched;
   if (!object(J, P, {"rank", "logical_rank", "channels"}))
     return false;
   sched::RankProgram &Prog = S.Ranks.emplace_back();
@@ -453,26 +623,48 @@ bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, sched::Sched
   if (Channels->size() != size_t(S.NChannels))
     return fail(CP, "has " + std::to_string(Channels->size()) + " entries (plan has " +
                         std::to_string(S.NChannels) + " channels)");
+  Prog.Channels.resize(size_t(S.NChannels));
+  std::vector<std::vector<RolledStep>> &Mine = Written.emplace_back(size_t(S.NChannels));
+  int64_t RankSteps = 0;
   for (size_t C = 0; C < Channels->size(); ++C) {
     FieldPath ChP = CP.index(C);
     const json &Ch = (*Channels)[C];
     const json *Steps;
     if (!object(Ch, ChP, {"steps"}) || !array(Ch, ChP, "steps", Steps))
       return false;
-    sched::ChannelProgram &Out = Prog.Channels.emplace_back();
+    std::vector<RolledStep> &Runs = Mine[C];
     for (size_t I = 0; I < Steps->size(); ++I) {
       FieldPath SP = ChP.key("steps").index(I);
-      if (!step((*Steps)[I], SP, R, S, Out.Steps.emplace_back()))
+      if (!run((*Steps)[I], SP, R, S, Runs.emplace_back()))
         return false;
       // One primitive performs both halves of an exchange.
-      const std::vector<Step> &Done = Out.Steps;
-      if (I > 0 && Done[I - 1].WithNext && Done[I - 1].Primitive != Done[I].Primitive)
+      const RolledStep &Done = Runs.back();
+      if (I > 0 && Runs[I - 1].Base.WithNext && Runs[I - 1].Base.Primitive != Done.Base.Primitive)
         return fail(SP, "runs with the step before it, so it needs the same primitive (" +
-                            describePrimitive(Done[I - 1]) + ", not " +
-                            describePrimitive(Done[I]) + ")");
+                            describePrimitive(Runs[I - 1].Base) + ", not " +
+                            describePrimitive(Done.Base) + ")");
+      RankSteps += Done.Repeat;
+      if (RankSteps > MaxRankSteps)
+        return fail(SP, "rank " + std::to_string(R) + "'s program expands to more than " +
+                            std::to_string(MaxRankSteps) + " steps");
+      // Buffers and sizes are the same in every repetition; peers move only
+      // when the stride moves them.
+      widenShape(Out.Shape, Done.Base, S);
+      bool PeersMove = Done.Move.Peer != 0 || Done.Move.SendPeer != 0;
+      for (int64_t K = 0; K < (PeersMove ? Done.Repeat : 1); ++K)
+        addLinks(Out.Links, R, int(C), Done.at(K));
     }
   }
+  Out.Steps += RankSteps;
   return true;
+}
+
+void PlanReader::expand(Plan &Out, int32_t R) {
+  sched::RankProgram &Prog = Out.Sched.Ranks[size_t(R)];
+  for (size_t C = 0; C < Prog.Channels.size(); ++C)
+    for (const RolledStep &Run : Written[size_t(R)][C])
+      for (int64_t K = 0; K < Run.Repeat; ++K)
+        Prog.Channels[C].Steps.push_back(Run.at(K));
 }
 
 std::optional<Plan> PlanReader::read(const json &Root) {
@@ -495,9 +687,20 @@ std::optional<Plan> PlanReader::read(const json &Root) {
                              std::to_string(S.NRanks) + " ranks)");
     return std::nullopt;
   }
+  Result.Shape = scheduleShape(S);
   for (int32_t R = 0; R < S.NRanks; ++R)
-    if (!rank((*Ranks)[R], P.key("ranks").index(R), R, S))
+    if (!rank((*Ranks)[R], P.key("ranks").index(R), R, Result))
       return std::nullopt;
+  Result.Complete = Result.Steps <= Options.FullSteps;
+  if (!Result.Complete && !Options.Rank) {
+    fail(P.key("ranks"), "the ranks' programs expand to " + std::to_string(Result.Steps) +
+                             " steps, more than the " + std::to_string(Options.FullSteps) +
+                             " a reader of every rank holds");
+    return std::nullopt;
+  }
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    if (Result.Complete || R == *Options.Rank)
+      expand(Result, R);
   return Result;
 }
 
@@ -533,8 +736,8 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
     json Channels = json::array();
     for (const sched::ChannelProgram &C : S.Ranks[R].Channels) {
       json Steps = json::array();
-      for (const Step &St : C.Steps)
-        Steps.push_back(stepToJson(St));
+      for (const RolledStep &Run : roll(C.Steps))
+        Steps.push_back(rolledToJson(Run));
       Channels.push_back({{"steps", std::move(Steps)}});
     }
     Ranks.push_back({{"rank", R},
@@ -546,19 +749,30 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
 }
 
 std::optional<Plan> planToSchedule(const json &Json, SourceManager &SM, DiagnosticEngine &Diags,
-                                   const LocatedJson *Where) {
-  return PlanReader(SM, Diags, Where).read(Json);
+                                   const LocatedJson *Where, const ReadOptions &Options) {
+  return PlanReader(SM, Diags, Where, Options).read(Json);
+}
+
+Plan wholePlan(sched::Schedule S, PlanInfo Info) {
+  Plan P;
+  P.Links = linksOf(S);
+  P.Shape = scheduleShape(S);
+  P.Steps = int64_t(S.stepCount());
+  P.Sched = std::move(S);
+  P.Info = std::move(Info);
+  return P;
 }
 
 uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name, const std::string &Text) {
   return SM.addBuffer(Name, Text);
 }
 
-std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags) {
+std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags,
+                                 const ReadOptions &Options) {
   std::optional<LocatedJson> Doc = parseJsonFile(FileId, SM, Diags, MaxJsonDepth);
   if (!Doc)
     return std::nullopt;
-  return planToSchedule(Doc->Value, SM, Diags, &*Doc);
+  return planToSchedule(Doc->Value, SM, Diags, &*Doc, Options);
 }
 
 } // namespace cclc::plan

@@ -1,6 +1,6 @@
 //===- PlanJson.h - The plan file the runtime loads -------------*- C++ -*-===//
 //
-// A plan is a schedule written as JSON (format "cclc-plan", version 1): the
+// A plan is a schedule written as JSON (format "cclc-plan", version 2): the
 // runtime's plan interpreter loads it, so the reader trusts nothing. Every
 // field is checked for presence, type and range (ranks below nranks, slices
 // inside their buffer's chunk grid, known operation names, a remap that is a
@@ -9,12 +9,23 @@
 //   plan.json:57:18: error: ranks[3].channels[0].steps[7].peer: 9 is not a
 //   rank (plan has 8 ranks)
 //
+// A run of steps that differ only by a constant stride in their peers and
+// chunks is written once, with "repeat" and "stride" (version 2), so that a
+// ring over n ranks takes O(n) text rather than O(n^2). A reader can expand
+// every rank's program, or one rank's alone: it then still reads every rank
+// as written, which gives what all ranks must agree on (the message streams
+// and the largest message), in time linear in the file and memory linear in
+// that rank's steps. Version 1 plans, where every step is written out, are
+// read as well.
+//
 // The format is documented field by field in docs/formats.md.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "plan/JsonReader.h"
+#include "plan/Limits.h"
+#include "plan/Program.h"
 #include "plan/Schedule.h"
 
 #include <nlohmann/json.hpp>
@@ -26,7 +37,10 @@
 namespace cclc::plan {
 
 inline constexpr const char *PlanFormatName = "cclc-plan";
-inline constexpr int PlanFormatVersion = 1;
+inline constexpr int PlanFormatVersion = 2;
+/// The oldest version this reader reads: version 1 is version 2 without
+/// rolled steps.
+inline constexpr int OldestPlanFormatVersion = 1;
 
 /// What a plan says besides the schedule itself.
 struct PlanInfo {
@@ -43,10 +57,30 @@ struct PlanInfo {
   std::optional<uint64_t> MaxBytes;
 };
 
+/// How much of a plan a reader expands.
+struct ReadOptions {
+  /// The rank whose program is expanded when the whole plan expands to more
+  /// than FullSteps steps (none, when the plan has no such rank); nullopt:
+  /// every rank is expanded, and a plan of more steps is refused.
+  std::optional<int32_t> Rank;
+  int64_t FullSteps = MaxPlanSteps;
+};
+
 struct Plan {
+  /// Every rank's program when Complete; else Rank's alone, the others
+  /// holding their channels and no steps.
   sched::Schedule Sched;
   PlanInfo Info;
+  bool Complete = true;
+  /// What every rank's steps together need, found without expanding them:
+  /// the message streams, and the grid shape (largest message, scratch).
+  LinkSet Links;
+  kern::ProgramShape Shape;
+  int64_t Steps = 0; ///< Every rank's steps, expanded.
 };
+
+/// S as a complete plan, its links and shape found from its steps.
+Plan wholePlan(sched::Schedule S, PlanInfo Info = {});
 
 nlohmann::json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info);
 
@@ -56,7 +90,8 @@ nlohmann::json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info);
 /// bounds of plan/Limits.h. Step locations name the plan's "source" at the
 /// recorded line, quoting its "source_text" when the plan carries it.
 std::optional<Plan> planToSchedule(const nlohmann::json &Json, SourceManager &SM,
-                                   DiagnosticEngine &Diags, const LocatedJson *Where = nullptr);
+                                   DiagnosticEngine &Diags, const LocatedJson *Where = nullptr,
+                                   const ReadOptions &Options = {});
 
 /// The file id that step lines recorded for source Name refer to: a buffer
 /// named Name holding Text, the source text the plan carries (empty when it
@@ -68,6 +103,7 @@ uint32_t recordedSourceFile(SourceManager &SM, const std::string &Name,
 
 /// Parses and checks plan file FileId, refusing JSON nested deeper than a
 /// plan is (plan::MaxJsonDepth) while it parses.
-std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags);
+std::optional<Plan> readPlanFile(uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags,
+                                 const ReadOptions &Options = {});
 
 } // namespace cclc::plan

@@ -89,17 +89,37 @@ kern::ProgramShape scheduleShape(const sched::Schedule &S) {
   Shape.Grid.ChunksPerChannel = S.ChunksPerChannel;
   Shape.InputUnits = S.Units.Input;
   Shape.OutputUnits = S.Units.Output;
-  bool UsesScratch = false;
   for (const sched::RankProgram &Rank : S.Ranks)
     for (const sched::ChannelProgram &Channel : Rank.Channels)
-      for (const Step &St : Channel.Steps) {
-        // Every message is sent once, so the sends bound every slot.
-        if (opSends(St.Op))
-          Shape.Grid.MaxSliceChunks = std::max(Shape.Grid.MaxSliceChunks, St.sentSlice().Count);
-        UsesScratch = UsesScratch || touchesScratch(St);
-      }
-  Shape.ScratchUnits = UsesScratch ? S.Units.Scratch : 0;
+      for (const Step &St : Channel.Steps)
+        widenShape(Shape, St, S);
   return Shape;
+}
+
+void widenShape(kern::ProgramShape &Shape, const Step &St, const sched::Schedule &S) {
+  // Every message is sent once, so the sends bound every slot.
+  if (opSends(St.Op))
+    Shape.Grid.MaxSliceChunks = std::max(Shape.Grid.MaxSliceChunks, St.sentSlice().Count);
+  if (touchesScratch(St))
+    Shape.ScratchUnits = S.Units.Scratch;
+}
+
+LinkSet linksOf(const sched::Schedule &S) {
+  LinkSet Links;
+  for (int32_t Rank = 0; Rank < S.NRanks; ++Rank) {
+    const sched::RankProgram &Program = S.Ranks[size_t(Rank)];
+    for (size_t Channel = 0; Channel < Program.Channels.size(); ++Channel)
+      for (const Step &St : Program.Channels[Channel].Steps)
+        addLinks(Links, Rank, int(Channel), St);
+  }
+  return Links;
+}
+
+void addLinks(LinkSet &Links, int Rank, int Channel, const Step &St) {
+  if (opSends(St.Op))
+    Links.emplace(Rank, St.sendTarget(), Channel);
+  if (opReceives(St.Op))
+    Links.emplace(St.Peer, Rank, Channel);
 }
 
 EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank) {

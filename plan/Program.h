@@ -22,7 +22,9 @@
 #include "common/Program.h"
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace cclc::plan {
@@ -61,6 +63,17 @@ struct EncodedProgram {
 /// through a slot. Every executor of S must use this shape, or the ranks cut
 /// rounds differently and their messages do not match.
 kern::ProgramShape scheduleShape(const sched::Schedule &S);
+/// Widens Shape, made for S, to hold step St: its message and its scratch.
+/// A reader that never holds every step builds the shape with it.
+void widenShape(kern::ProgramShape &Shape, const sched::Step &St, const sched::Schedule &S);
+
+/// (sender, receiver, channel) for every message stream of a schedule.
+using LinkSet = std::set<std::tuple<int, int, int>>;
+
+/// Every stream S's steps send or receive on.
+LinkSet linksOf(const sched::Schedule &S);
+/// Adds the streams that step St of Rank's channel Channel uses.
+void addLinks(LinkSet &Links, int Rank, int Channel, const sched::Step &St);
 
 /// Rank's program of S, which must be verified.
 EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank);

@@ -62,7 +62,10 @@ void addPlanCommands(CLI::App &App, const CommonOptions &Common, int &ExitCode) 
   addReadCommand(App, Common, ExitCode, "plan-check",
                  "Load a plan (.json) as the runtime does, check every field, verify the "
                  "schedule and print it",
-                 "plan file written by 'cclc compile --emit=json'", plan::readPlanFile);
+                 "plan file written by 'cclc compile --emit=json'",
+                 [](uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags) {
+                   return plan::readPlanFile(FileId, SM, Diags);
+                 });
   addReadCommand(App, Common, ExitCode, "import-msccl",
                  "Import an MSCCL-IR algorithm (.xml, as msccl-tools, TACCL or "
                  "'cclc compile --emit=msccl-xml' write it), verify it and emit it in any "

@@ -172,6 +172,12 @@ public:
   /// kept. Logs as the file comment says.
   const Algorithm &choose(const Request &R, const std::function<Algorithm()> &MakeFallback);
 
+  /// Logs Message when CCLC_DEBUG asks for INFO.
+  void info(const std::string &Message) const {
+    if (Info)
+      log("INFO", Message);
+  }
+
   const std::deque<Algorithm> &loaded() const { return Loaded; }
   /// Whether a loaded algorithm serves R (no fallback is made).
   bool servesLoaded(const Request &R) const { return best(R) != nullptr; }

@@ -134,9 +134,8 @@ private:
   /// Refuses A where the FIFOs it needs between this rank and one peer
   /// would take more than the runtime allows.
   void requireFifoBudget(const Algorithm &A) const;
-  /// An interpreter algorithm for S, connected on the host when ConnectHost.
-  Algorithm interpreted(sched::Schedule S, std::string Origin, const plan::PlanInfo &Info,
-                        bool ConnectHost);
+  /// An interpreter algorithm for P, connected on the host when ConnectHost.
+  Algorithm interpreted(plan::Plan P, std::string Origin, bool ConnectHost);
   /// The library's ring for R's collective and root (Fallback.h), connected
   /// on the host for host calls.
   Algorithm fallback(const Request &R);

@@ -10,6 +10,10 @@
 //                    raises the abort word (a host rank's failure, a proxy
 //                    losing its peer, cclcCommAbort), since a slow peer's
 //                    kernel may legitimately start much later.
+//   CCLC_PROOF_STEPS the most steps (over all ranks) of a plan that the
+//                    runtime proves again at load; larger plans are read
+//                    for the loading rank's own program. Default
+//                    plan::RuntimeProofSteps; 0 never proves.
 //   CCLC_DEBUG       INFO logs every algorithm choice; WARN (the default)
 //                    only fallbacks to the library's ring. Failures are
 //                    returned as statuses, with cclcGetLastError's message.
@@ -21,6 +25,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 namespace cclc::runtime {
 
@@ -36,6 +41,10 @@ std::chrono::milliseconds timeoutFromEnvironment();
 /// ApiError(cclcInvalidArgument) when it is malformed or out of
 /// [0, MaxTimeout].
 std::chrono::milliseconds kernelTimeoutFromEnvironment();
+
+/// CCLC_PROOF_STEPS; throws ApiError(cclcInvalidArgument) when it is
+/// malformed or out of [0, plan::MaxPlanSteps].
+int64_t proofStepsFromEnvironment();
 
 /// True when CCLC_DEBUG asks for INFO messages.
 bool debugInfoFromEnvironment();

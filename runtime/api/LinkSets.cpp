@@ -10,21 +10,6 @@
 
 namespace cclc::runtime {
 
-LinkSet linksOf(const sched::Schedule &S) {
-  LinkSet Links;
-  for (int32_t Rank = 0; Rank < S.NRanks; ++Rank) {
-    const sched::RankProgram &Program = S.Ranks[size_t(Rank)];
-    for (size_t Channel = 0; Channel < Program.Channels.size(); ++Channel)
-      for (const sched::Step &St : Program.Channels[Channel].Steps) {
-        if (sched::opSends(St.Op))
-          Links.emplace(Rank, St.sendTarget(), int(Channel));
-        if (sched::opReceives(St.Op))
-          Links.emplace(St.Peer, Rank, int(Channel));
-      }
-  }
-  return Links;
-}
-
 LinkSet allLinks(int NRanks, int NChannels) {
   LinkSet Links;
   for (int From = 0; From < NRanks; ++From)

@@ -22,7 +22,7 @@
 
 #include "runtime/transport/Transport.h"
 
-#include "plan/Schedule.h"
+#include "plan/Program.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -39,11 +39,8 @@
 
 namespace cclc::runtime {
 
-/// (sender, receiver, channel) for every message stream of a schedule.
-using LinkSet = std::set<std::tuple<int, int, int>>;
-
-/// Every stream of S.
-LinkSet linksOf(const sched::Schedule &S);
+using plan::LinkSet;
+using plan::linksOf;
 /// Every pair of distinct ranks among NRanks, both ways, on channels below
 /// NChannels: for kernels whose schedule the runtime does not have.
 LinkSet allLinks(int NRanks, int NChannels);

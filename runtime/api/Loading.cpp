@@ -3,7 +3,10 @@
 // A plan is trusted no more than any input: it is read with every field
 // checked, then proved again by the verifier, so that a plan edited by hand
 // into something wrong is refused with the diagnostic instead of deadlocking
-// or corrupting data at run time. Generated kernels carry their schedule's
+// or corrupting data at run time. A plan too large to prove at every rank's
+// load (plan::RuntimeProofSteps) is read for this rank's program alone: its
+// fields are still all checked, so it cannot reach outside its buffers, and
+// a wrong schedule fails by timeout rather than by proof. Generated kernels carry their schedule's
 // shape in their KernelInfo and are checked against the communicator, host
 // and CUDA tables alike. Host kernels and plans connect their transports when
 // they are loaded; the GPU's transports are connected at an algorithm's first
@@ -14,6 +17,7 @@
 #include "runtime/api/Comm.h"
 #include "runtime/api/Fallback.h"
 #include "runtime/api/Gpu.h"
+#include "runtime/api/Environment.h"
 #include "runtime/api/Status.h"
 
 #include "plan/Verifier.h"
@@ -97,8 +101,9 @@ void Communicator::loadPlanText(std::string Text, const std::string &Name) {
 void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::string &Name) {
   std::ostringstream Log;
   DiagnosticEngine Diags(SM, Log);
-  std::optional<plan::Plan> Plan = plan::readPlanFile(FileId, SM, Diags);
-  if (!Plan || !verify::verifySchedule(Plan->Sched, Diags))
+  plan::ReadOptions Options{Rank, proofStepsFromEnvironment()};
+  std::optional<plan::Plan> Plan = plan::readPlanFile(FileId, SM, Diags, Options);
+  if (!Plan || (Plan->Complete && !verify::verifySchedule(Plan->Sched, Diags)))
     throw ApiError(cclcInvalidArgument,
                    "plan " + Name + " is refused:\n" + trimmed(Log.str()) +
                        "\nrecompile it with cclc compile --emit=json; cclc plan-check " +
@@ -109,7 +114,13 @@ void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::s
                        " ranks, but the communicator has " + std::to_string(NRanks) +
                        "; compile it with --nranks " + std::to_string(NRanks) +
                        " or for a topology of " + std::to_string(NRanks) + " ranks");
-  Table.add(interpreted(std::move(Plan->Sched), "plan " + Name, Plan->Info, true));
+  if (!Plan->Complete)
+    Table.info("plan " + Name + " expands to " + std::to_string(Plan->Steps) +
+               " steps over its ranks, more than the runtime proves at load (" +
+               std::to_string(Options.FullSteps) + ", CCLC_PROOF_STEPS); this rank read its "
+               "own program and relies on the proof of cclc compile (cclc plan-check repeats "
+               "it)");
+  Table.add(interpreted(std::move(*Plan), "plan " + Name, true));
 }
 
 void Communicator::requireFifoBudget(const Algorithm &A) const {
@@ -134,19 +145,19 @@ void Communicator::requireFifoBudget(const Algorithm &A) const {
               "channels, buffer slots or chunks per message");
 }
 
-Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
-                                    const plan::PlanInfo &Info, bool ConnectHost) {
+Algorithm Communicator::interpreted(plan::Plan P, std::string Origin, bool ConnectHost) {
+  const sched::Schedule &S = P.Sched;
   Algorithm A;
   A.Name = S.Algorithm;
   A.Origin = std::move(Origin);
   A.Collective = S.Collective;
   A.Root = S.Root;
-  A.MinBytes = Info.MinBytes;
-  A.MaxBytes = Info.MaxBytes;
+  A.MinBytes = P.Info.MinBytes;
+  A.MaxBytes = P.Info.MaxBytes;
   A.Kind = Algorithm::Executor::Interpreter;
-  A.Links = linksOf(S);
+  A.Links = std::move(P.Links);
   int32_t BufferSlots = S.BufferSlots;
-  A.Interp = std::make_shared<const exec::Interpreter>(std::move(S));
+  A.Interp = std::make_shared<const exec::Interpreter>(std::move(P.Sched), P.Shape);
   A.Shape = A.Interp->shape();
   A.LinkOptions = linkOptionsFor(A.Shape.Grid, BufferSlots);
   requireFifoBudget(A);
@@ -160,7 +171,7 @@ Algorithm Communicator::interpreted(sched::Schedule S, std::string Origin,
 
 Algorithm Communicator::fallback(const Request &R) {
   sched::Schedule S = fallbackSchedule(R.Collective, NRanks, R.Root);
-  return interpreted(std::move(S), "the library's ring, built into the runtime", plan::PlanInfo{},
+  return interpreted(plan::wholePlan(std::move(S)), "the library's ring, built into the runtime",
                      R.Where == Target::Host);
 }
 

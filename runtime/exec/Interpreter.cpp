@@ -17,6 +17,15 @@ size_t minSlotBytes(const kern::GridShape &Grid, size_t ElemBytes) {
 
 Interpreter::Interpreter(sched::Schedule S)
     : Sched(std::move(S)), Shape(plan::scheduleShape(Sched)) {
+  encodeAll();
+}
+
+Interpreter::Interpreter(sched::Schedule S, const kern::ProgramShape &Shape)
+    : Sched(std::move(S)), Shape(Shape) {
+  encodeAll();
+}
+
+void Interpreter::encodeAll() {
   for (int Rank = 0; Rank < Sched.NRanks; ++Rank)
     Programs.push_back(plan::encodeProgram(Sched, Shape, Rank));
 }

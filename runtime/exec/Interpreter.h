@@ -41,6 +41,9 @@ size_t minSlotBytes(const kern::GridShape &Grid, size_t ElemBytes);
 class Interpreter {
 public:
   explicit Interpreter(sched::Schedule S);
+  /// With Shape, the shape of every rank's steps, which S need not all hold:
+  /// the ranks it holds no steps for get empty programs.
+  Interpreter(sched::Schedule S, const kern::ProgramShape &Shape);
 
   const sched::Schedule &schedule() const { return Sched; }
   const ScheduleShape &shape() const { return Shape; }
@@ -54,6 +57,8 @@ public:
   void run(host::DType Type, host::RedOp Op, const host::KernelArgs &Args, int Channel) const;
 
 private:
+  void encodeAll();
+
   sched::Schedule Sched;
   ScheduleShape Shape;
   /// Every rank's program: the runtime runs one rank, tests run them all.

@@ -5,7 +5,9 @@
 // JSON nested deeper than a plan is while it parses (in time and memory
 // proportional to the file), and never opens the file a plan's "source" names.
 // The same reader serves `cclc plan-check` and the runtime's plan loading;
-// both are checked here.
+// both are checked here, with the rolled steps that keep a plan linear in its
+// ranks and the reading of one rank's program that the runtime does for
+// plans too large to prove at load.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +20,10 @@
 
 #include <chrono>
 #include <fcntl.h>
+#include <cstdio>
 #include <fstream>
 #include <future>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <thread>
 
@@ -258,6 +262,228 @@ TEST(PlanSource, TheCompiledPlanCarriesItsSourceAndReadsItBack) {
   ASSERT_TRUE(R.Plan) << R.Errors;
   EXPECT_EQ(R.Plan->Info.SourceText, Source);
   EXPECT_EQ(plan::scheduleToPlan(R.Plan->Sched, R.Plan->Info), J);
+}
+
+//===----------------------------------------------------------------------===//
+// Rolled steps and one rank's program
+//===----------------------------------------------------------------------===//
+
+/// Every step object of every rank in plan J, with its rank.
+std::vector<std::pair<int, json *>> stepObjects(json &J) {
+  std::vector<std::pair<int, json *>> Steps;
+  for (json &Rank : J["ranks"])
+    for (json &Channel : Rank["channels"])
+      for (json &Step : Channel["steps"])
+        Steps.emplace_back(Rank["rank"].get<int>(), &Step);
+  return Steps;
+}
+
+/// The first step object of J that repeats, and its rank.
+std::pair<int, json *> firstRolled(json &J) {
+  for (auto [Rank, Step] : stepObjects(J))
+    if (Step->contains("repeat"))
+      return {Rank, Step};
+  ADD_FAILURE() << "the plan has no rolled step";
+  return {-1, nullptr};
+}
+
+/// J with every rolled step written out, as version 1 wrote every plan;
+/// independent of the reader, so that it checks the reader's expansion.
+json unrolled(json J) {
+  J["version"] = 1;
+  for (json &Rank : J["ranks"])
+    for (json &Channel : Rank["channels"]) {
+      json Steps = json::array();
+      for (const json &Step : Channel["steps"]) {
+        json Base = Step;
+        Base.erase("repeat");
+        Base.erase("stride");
+        int64_t Repeat = Step.value("repeat", int64_t(1));
+        json Move = Step.value("stride", json::object());
+        for (int64_t I = 0; I < Repeat; ++I) {
+          json One = Base;
+          for (auto It = Move.begin(); It != Move.end(); ++It) {
+            json &Field = It.key() == "src" || It.key() == "dst" ? One[It.key()]["chunk"]
+                                                                 : One[It.key()];
+            Field = Field.get<int64_t>() + I * It.value().get<int64_t>();
+          }
+          Steps.push_back(One);
+        }
+      }
+      Channel["steps"] = Steps;
+    }
+  return J;
+}
+
+TEST(PlanRolling, ARingIsWrittenInSpaceLinearInItsRanks) {
+  for (int NRanks : {8, 64}) {
+    json J = json::parse(compilePlan("ring-allreduce", NRanks));
+    EXPECT_EQ(J["version"], plan::PlanFormatVersion);
+    // Each rank's 2 (n - 1) + 1 steps take a handful of objects, whatever n.
+    EXPECT_LE(stepObjects(J).size(), size_t(8 * NRanks)) << NRanks << " ranks";
+    ReadResult R = readPlan(J.dump(), /*Verify=*/true);
+    ASSERT_TRUE(R.Plan && R.Verified) << R.Errors;
+    EXPECT_EQ(R.Plan->Steps, int64_t(NRanks) * (2 * (NRanks - 1) + 2));
+    EXPECT_EQ(plan::scheduleToPlan(R.Plan->Sched, R.Plan->Info), J);
+  }
+}
+
+TEST(PlanRolling, VersionOnePlansReadAsTheyAlwaysDid) {
+  PlanOptions Options;
+  Options.RingChannels = 2;
+  Options.ChunksFactor = 2;
+  json J = json::parse(compilePlan("ring-allreduce", 5, Options));
+  ReadResult Rolled = readPlan(J.dump());
+  ReadResult Flat = readPlan(unrolled(J).dump(), /*Verify=*/true);
+  ASSERT_TRUE(Rolled.Plan && Flat.Plan && Flat.Verified) << Rolled.Errors << Flat.Errors;
+  EXPECT_EQ(plan::scheduleToPlan(Flat.Plan->Sched, Flat.Plan->Info),
+            plan::scheduleToPlan(Rolled.Plan->Sched, Rolled.Plan->Info));
+}
+
+TEST(PlanRolling, OneRankReadsItsOwnProgramAndWhatAllRanksShare) {
+  PlanOptions Options;
+  Options.RingChannels = 2;
+  for (const char *Algorithm : {"ring-allreduce", "butterfly-allreduce", "tree-allreduce"}) {
+    json J = json::parse(compilePlan(Algorithm, 8, Options));
+    ReadResult Whole = readPlan(J.dump());
+    ASSERT_TRUE(Whole.Plan) << Whole.Errors;
+    const sched::Schedule &All = Whole.Plan->Sched;
+    for (int32_t Rank : {0, 3, 7}) {
+      SourceManager SM;
+      std::ostringstream Log;
+      DiagnosticEngine Diags(SM, Log);
+      std::optional<plan::Plan> Mine = plan::readPlanFile(
+          SM.addBuffer("plan.json", J.dump()), SM, Diags, plan::ReadOptions{Rank, 0});
+      ASSERT_TRUE(Mine) << Log.str();
+      EXPECT_FALSE(Mine->Complete);
+      EXPECT_EQ(Mine->Steps, int64_t(All.stepCount()));
+      EXPECT_EQ(Mine->Links, plan::linksOf(All)) << Algorithm;
+      kern::ProgramShape Shape = plan::scheduleShape(All);
+      EXPECT_EQ(Mine->Shape.Grid.MaxSliceChunks, Shape.Grid.MaxSliceChunks);
+      EXPECT_EQ(Mine->Shape.ScratchUnits, Shape.ScratchUnits);
+      for (int32_t Other = 0; Other < All.NRanks; ++Other) {
+        // Rank's program is the whole plan's, step for step; the others
+        // have their channels and nothing in them.
+        const sched::RankProgram &Read = Mine->Sched.Ranks[size_t(Other)];
+        ASSERT_EQ(Read.Channels.size(), size_t(All.NChannels));
+        for (int32_t C = 0; C < All.NChannels; ++C) {
+          sched::Schedule One = All, Got = All;
+          One.Ranks = {All.Ranks[size_t(Other)]};
+          Got.Ranks = {Read};
+          if (Other != Rank)
+            EXPECT_TRUE(Read.Channels[size_t(C)].Steps.empty());
+          else
+            EXPECT_EQ(plan::scheduleToPlan(Got, {})["ranks"], plan::scheduleToPlan(One, {})["ranks"]);
+        }
+      }
+    }
+  }
+}
+
+TEST(PlanRolling, RunsThatLeaveTheirBoundsAreRefused) {
+  struct Case {
+    const char *Why;
+    std::function<void(json &Step, int Rank)> Edit;
+    std::string Expected;
+  };
+  const std::vector<Case> Cases = {
+      {"a chunk past the buffer", [](json &St, int) { St["stride"]["dst"] = 1; },
+       "repetitions starts at chunk"},
+      {"a peer past the ranks", [](json &St, int) { St["stride"]["peer"] = 3; },
+       "which is not a rank (plan has 4 ranks)"},
+      {"the step's own rank",
+       [](json &St, int Rank) {
+         St["peer"] = Rank == 0 ? 1 : 0;
+         St["stride"]["peer"] = Rank == 0 ? -1 : Rank;
+         St["repeat"] = 2;
+       },
+       "the step's own rank"},
+      {"a field the step lacks", [](json &St, int) { St["stride"]["src"] = 1; },
+       "step has no src to move"},
+      {"a stride without a count", [](json &St, int) { St.erase("repeat"); },
+       "a stride needs a repeat count"},
+      {"no repetition", [](json &St, int) { St["repeat"] = 0; }, "is not in [1, 16777216]"},
+      {"too many repetitions", [](json &St, int) { St["repeat"] = int64_t(1) << 40; },
+       "is not in [1, 16777216]"},
+      {"an exchange repeated", [](json &St, int) { St["with_next"] = true; },
+       "a step that runs with the next one is not repeated"},
+      {"a rolled step in version 1", [](json &J, int) { J["repeat"] = 2; }, ""},
+  };
+  for (const Case &C : Cases) {
+    json J = json::parse(compilePlan("ring-allreduce", 4));
+    auto [Rank, Step] = firstRolled(J);
+    ASSERT_TRUE(Step);
+    C.Edit(*Step, Rank);
+    if (C.Expected.empty()) {
+      J["version"] = 1;
+      ReadResult R = readPlan(J.dump());
+      EXPECT_FALSE(R.Plan);
+      EXPECT_TRUE(contains(R.Errors, "unknown field (steps are rolled from plan format version 2)"))
+          << R.Errors;
+      continue;
+    }
+    ReadResult R = readPlan(J.dump());
+    EXPECT_FALSE(R.Plan) << C.Why;
+    EXPECT_TRUE(contains(R.Errors, "plan.json:")) << C.Why << ": " << R.Errors;
+    EXPECT_TRUE(contains(R.Errors, C.Expected)) << C.Why << ": " << R.Errors;
+  }
+}
+
+TEST(PlanRolling, UnknownVersionsAreRefusedSayingWhichAreRead) {
+  json J = json::parse(compilePlan("ring-allreduce", 2));
+  J["version"] = 3;
+  ReadResult R = readPlan(J.dump());
+  EXPECT_FALSE(R.Plan);
+  EXPECT_TRUE(contains(R.Errors, "plan format version 3 is not supported (this cclc reads "
+                                 "versions 1 to 2); recompile the plan with this cclc"))
+      << R.Errors;
+}
+
+/// Bytes the allocator holds now.
+size_t heldBytes() { return mallinfo2().uordblks; }
+
+TEST(PlanRolling, OneRankOfAThousandRanksLoadsInTimeAndMemoryOfItsOwn) {
+  const int NRanks = 1024, Rank = 517;
+  std::string Text = compilePlan("ring-allreduce", NRanks);
+  ASSERT_FALSE(Text.empty());
+  std::string Path = ::testing::TempDir() + "ring1024.json";
+  std::ofstream(Path) << Text;
+  // As the runtime reads a plan (Communicator::loadPlan): from its file,
+  // for its own rank, beyond the steps it proves.
+  size_t Before = heldBytes();
+  auto Start = std::chrono::steady_clock::now();
+  SourceManager SM;
+  std::ostringstream Log;
+  DiagnosticEngine Diags(SM, Log);
+  std::string Error;
+  std::optional<uint32_t> Id = SM.loadFile(Path, Error);
+  ASSERT_TRUE(Id) << Error;
+  std::optional<plan::Plan> Mine =
+      plan::readPlanFile(*Id, SM, Diags, plan::ReadOptions{Rank, plan::RuntimeProofSteps});
+  double Ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
+                  .count();
+  ASSERT_TRUE(Mine) << Log.str();
+  size_t Held = heldBytes() - Before;
+  std::printf("loading rank %d of a %d-rank ring allreduce plan (%zu bytes, %lld steps): "
+              "%.1f ms, %.2f MiB held\n",
+              Rank, NRanks, Text.size(), static_cast<long long>(Mine->Steps), Ms,
+              double(Held) / (1 << 20));
+  EXPECT_FALSE(Mine->Complete);
+  EXPECT_EQ(Mine->Steps, int64_t(NRanks) * (2 * (NRanks - 1) + 2));
+  const std::vector<sched::Step> &Steps = Mine->Sched.Ranks[Rank].Channels[0].Steps;
+  ASSERT_EQ(Steps.size(), size_t(2 * (NRanks - 1) + 2));
+  // Its ring: it sends to the next rank and receives from the one before.
+  EXPECT_EQ(Mine->Links.size(), size_t(NRanks));
+  for (const sched::Step &St : Steps) {
+    if (sched::opReceives(St.Op))
+      EXPECT_EQ(St.Peer, Rank - 1);
+    if (sched::opSends(St.Op))
+      EXPECT_EQ(St.sendTarget(), Rank + 1);
+  }
+  // What it holds is its own program and the plan's text, not every rank's
+  // steps (2 million of them, over 100 MiB).
+  EXPECT_LT(Held, Text.size() + (size_t(16) << 20));
+  ::unlink(Path.c_str());
 }
 
 } // namespace
