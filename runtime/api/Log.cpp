@@ -20,7 +20,10 @@ void logLine(const char *Level, int Rank, const std::string &Message) {
     To(Level, Rank, Message.c_str());
     return;
   }
-  // One write per line, so that the lines of threads and ranks never mix.
+  // What the program wrote to stdout before stays before the line in a
+  // shared pipe (as std::cerr's tie to std::cout keeps it), and one write
+  // per line keeps the lines of threads and ranks apart.
+  std::fflush(stdout);
   std::string Line = "cclc " + std::string(Level) + " rank " + std::to_string(Rank) + ": " +
                      Message + "\n";
   std::fwrite(Line.data(), 1, Line.size(), stderr);
