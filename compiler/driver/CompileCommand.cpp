@@ -311,8 +311,11 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                  "a schedule, plan or kernels");
   auto Opts = std::make_shared<CompileOptions>();
   Cmd->add_option("file", Opts->File, ".ccl algorithm")->required();
-  CLI::Option *Topo = Cmd->add_option("--topo", Opts->Target.Topo, "NCCL topology XML of one node")
-                          ->check(CLI::ExistingFile);
+  CLI::Option *Topo =
+      Cmd->add_option("--topo", Opts->Target.Topo,
+                      "NCCL topology XML of one node (default: the file NCCL_TOPO_FILE names, "
+                      "unless --nranks is given)")
+          ->check(CLI::ExistingFile);
   Cmd->add_option("--nodes", Opts->Target.Nodes,
                   "Number of identical nodes: of the --topo machine, or over which --nranks "
                   "ranks are spread (node-major: rank = node * local_nranks + local_rank)")
@@ -407,8 +410,11 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->callback([Cmd, Topo, NRanks, Chunks, Channels, Opts, &Common, &ExitCode] {
     Opts->ChunksGiven = Chunks->count() > 0;
     Opts->ChannelsGiven = Channels->count() > 0;
-    if (!*Topo && !*NRanks)
-      throw CLI::RequiredError("compile needs a target: --topo FILE or --nranks N");
+    if (!*NRanks)
+      Opts->Target.Topo = topologyFileOrEnvironment(Opts->Target.Topo, "--topo");
+    if (!*NRanks && Opts->Target.Topo.empty())
+      throw CLI::RequiredError("compile needs a target: --topo FILE, NCCL_TOPO_FILE or "
+                               "--nranks N");
     if (isKernelFormat(Opts->Emit) && Opts->Output == "-")
       throw CLI::ValidationError("--emit=" + Opts->Emit + " writes a header and a source file: "
                                  "give their directory with -o DIR");

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+
 namespace cclc::driver {
 
 namespace {
@@ -43,6 +45,13 @@ void addNcclOptions(CLI::App &Cmd, topo::NcclEnvOptions &Options) {
                "The GPUs have no CUDA peer access (NVML's P2P status, e.g. GeForce cards): "
                "traffic between them goes through the CPU")
       ->group(Group);
+}
+
+std::string topologyFileOrEnvironment(const std::string &Given, const char *OptionName) {
+  topo::Knob<std::string> File = topo::topologyFile(Given, OptionName);
+  if (File.Source.Name == "environment")
+    std::cerr << "cclc: note: the topology is " << File.Source.Text << "\n";
+  return File.Value;
 }
 
 } // namespace cclc::driver

@@ -162,7 +162,7 @@ void addTopoCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
   CLI::App *Cmd = App.add_subcommand(
       "topo", "Search and connect the channels of an NCCL topology (NCCL_TOPO_FILE format)");
   auto Opts = std::make_shared<TopoOptions>();
-  Cmd->add_option("file", Opts->File, "Topology XML file")->required();
+  Cmd->add_option("file", Opts->File, "Topology XML file (default: the file NCCL_TOPO_FILE names)");
   Cmd->add_option("--nodes", Opts->Nodes, "Number of identical nodes to connect")
       ->check(CLI::Range(1, MaxNodes))
       ->capture_default_str();
@@ -172,7 +172,12 @@ void addTopoCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
       ->check(CLI::IsMember({"text", "graph-xml", "json", "dot"}))
       ->capture_default_str();
   addNcclOptions(*Cmd, Opts->Nccl);
-  Cmd->callback([Opts, &Common, &ExitCode] { ExitCode = runTopo(*Opts, Common); });
+  Cmd->callback([Opts, &Common, &ExitCode] {
+    Opts->File = topologyFileOrEnvironment(Opts->File, "file");
+    if (Opts->File.empty())
+      throw CLI::RequiredError("topo needs a topology: FILE or NCCL_TOPO_FILE");
+    ExitCode = runTopo(*Opts, Common);
+  });
 }
 
 } // namespace cclc::driver

@@ -157,6 +157,14 @@ std::optional<PathType> parseLevel(const std::string &Text) {
   return OldLevels[std::min<long long>(*Old, std::size(OldLevels) - 1)];
 }
 
+Knob<std::string> topologyFile(const std::string &Given, const char *OptionName,
+                               const EnvLookup &GetEnv) {
+  std::optional<RawKnob> Raw = rawKnob(Given, OptionName, {"NCCL_TOPO_FILE"}, GetEnv);
+  if (!Raw || Raw->Text.empty())
+    return {"", {}};
+  return {Raw->Text, Raw->Source};
+}
+
 std::optional<NcclEnv> readNcclEnv(const NcclEnvOptions &Options, DiagnosticEngine &Diags,
                                    const EnvLookup &GetEnv) {
   unsigned ErrorsBefore = Diags.errorCount();

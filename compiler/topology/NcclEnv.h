@@ -89,6 +89,13 @@ using EnvLookup = std::function<const char *(const char *)>;
 std::optional<NcclEnv> readNcclEnv(const NcclEnvOptions &Options, DiagnosticEngine &Diags,
                                    const EnvLookup &GetEnv = std::getenv);
 
+/// The topology file, as NCCL finds it: Given (the command line's, the
+/// option OptionName) when not empty, else NCCL_TOPO_FILE, else empty.
+/// Source says which, for the note that names a file taken from the
+/// environment.
+Knob<std::string> topologyFile(const std::string &Given, const char *OptionName,
+                               const EnvLookup &GetEnv = std::getenv);
+
 /// NCCL's ncclGetLevel: a path type name up to SYS ("PHB"), or a number of
 /// the old numbering (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and above SYS).
 std::optional<PathType> parseLevel(const std::string &Text);

@@ -3,12 +3,11 @@
 #include "plan/Vocabulary.h"
 #include "runtime/api/Algorithms.h"
 #include "runtime/api/Environment.h"
+#include "runtime/api/Log.h"
 #include "runtime/api/Types.h"
 
 #include <cstdio>
-#include <iostream>
 #include <limits>
-#include <sstream>
 
 namespace cclc::runtime {
 
@@ -169,9 +168,7 @@ const Algorithm &AlgorithmTable::choose(const Request &R,
 }
 
 void AlgorithmTable::log(const char *Level, const std::string &Message) const {
-  std::ostringstream Line;
-  Line << "cclc " << Level << " rank " << Rank << ": " << Message << "\n";
-  std::cerr << Line.str() << std::flush;
+  logLine(Level, Rank, Message);
 }
 
 } // namespace cclc::runtime

@@ -13,6 +13,7 @@
 
 #include "runtime/api/Comm.h"
 #include "runtime/api/Environment.h"
+#include "runtime/api/Log.h"
 #include "runtime/api/Roots.h"
 #include "runtime/api/Status.h"
 #include "runtime/api/Types.h"
@@ -250,6 +251,13 @@ cclcResult_t cclcCommRegisterCudaKernels(cclcComm_t Comm, const void *KernelInfo
   });
 }
 
+cclcResult_t cclcCommSetGpuFallback(cclcComm_t Comm, int Enabled) {
+  return guarded([&] {
+    requireComm(Comm);
+    Comm->setGpuFallback(Enabled != 0);
+  });
+}
+
 cclcResult_t cclcCommGetAsyncError(cclcComm_t Comm, cclcResult_t *AsyncError) {
   return guarded([&] {
     requireComm(Comm);
@@ -335,6 +343,11 @@ cclcResult_t cclcGroupEnd(void) {
     if (Open.Comm)
       Open.Comm->pointToPoint(Open.Ops);
   });
+}
+
+cclcResult_t cclcSetLogHandler(cclcLogHandler_t Handler) {
+  setLogHandler(Handler);
+  return cclcSuccess;
 }
 
 } // extern "C"

@@ -105,6 +105,10 @@ public:
   /// announced for it. Collective: every rank calls it in the same order.
   void allGatherOutOfBand(void *Buf, size_t BytesPerRank);
 
+  /// Whether GPU calls no loaded algorithm serves run the library's ring
+  /// (cclcCommSetGpuFallback).
+  void setGpuFallback(bool Enabled) { GpuFallback = Enabled; }
+
   /// The status of the communicator's failure, with its message, or none
   /// while it works; learns of GPU failures without waiting for kernels.
   std::optional<Classified> asyncError();
@@ -167,6 +171,7 @@ private:
   std::unique_ptr<net::Bootstrap> Boot;
   int Rank;
   int NRanks;
+  bool GpuFallback = true;
   LinkSets Links;
   AlgorithmTable Table;
   Workspace Space;

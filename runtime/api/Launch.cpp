@@ -157,7 +157,12 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   std::vector<std::exception_ptr> Thrown;
   const std::vector<std::exception_ptr> *Errors = &Thrown;
   try {
-    A = &Table.choose(R, [&] { return fallback(R); });
+    A = &Table.choose(R, [&] {
+      if (R.Where == Target::Gpu && !GpuFallback)
+        throw ApiError(cclcNoAlgorithm, "no loaded algorithm serves " + describeCall(R) +
+                                            " on the GPU, and the fallback ring is off there");
+      return fallback(R);
+    });
   } catch (const ApiError &) {
     throw; // No algorithm: refused before anything was sent.
   } catch (...) {

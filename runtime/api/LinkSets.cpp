@@ -3,10 +3,10 @@
 #include "runtime/api/LinkSets.h"
 
 #include "runtime/api/Environment.h"
+#include "runtime/api/Log.h"
 #include "runtime/exec/Interpreter.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace cclc::runtime {
 
@@ -60,7 +60,7 @@ void LinkSets::logSingleCopy(const net::Connections &Net) {
     return;
   for (const auto &[Peer, How] : Net.singleCopy())
     if (Logged.insert(Peer).second)
-      std::fprintf(stderr, "cclc INFO rank %d: to rank %d, %s\n", Boot.rank(), Peer, How.c_str());
+      logLine("INFO", Boot.rank(), "to rank " + std::to_string(Peer) + ", " + How);
 }
 
 void LinkSets::connectPairs(std::span<const int> Peers) {

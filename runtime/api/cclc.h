@@ -97,6 +97,12 @@ cclcResult_t cclcCommRegisterKernels(cclcComm_t comm, const void *kernelInfos, s
  *  loading a plan. Fails with cclcInvalidUsage when the runtime was built
  *  without CUDA. */
 cclcResult_t cclcCommRegisterCudaKernels(cclcComm_t comm, const void *kernelInfos, size_t count);
+/** Whether a GPU call that no loaded algorithm serves runs the library's ring
+ *  on the GPU (enabled, the default) or is refused with cclcNoAlgorithm before
+ *  anything is sent or enqueued, for callers with another library to run it
+ *  (NCCL's API over cclc forwards such calls to the real NCCL). Host calls
+ *  always fall back on the ring. Every rank sets the same. */
+cclcResult_t cclcCommSetGpuFallback(cclcComm_t comm, int enabled);
 /** Sets *asyncError to the communicator's failure: that of a GPU collective,
  *  which returns before it runs, or of any earlier call; cclcSuccess while
  *  none failed, else the failure's status (cclcGetLastError then says what
@@ -163,6 +169,14 @@ cclcResult_t cclcGroupEnd(void);
  *  when sendbuff == recvbuff; other overlaps are refused. */
 cclcResult_t cclcAllToAll(const void *sendbuff, void *recvbuff, size_t count,
                           cclcDataType_t datatype, cclcComm_t comm, cclcStream_t stream);
+
+/** Receives the runtime's log lines: level is "INFO" or "WARN", rank the
+ *  communicator's rank, message one line without its newline. */
+typedef void (*cclcLogHandler_t)(const char *level, int rank, const char *message);
+/** Sends the runtime's log lines (CCLC_DEBUG) to handler instead of stderr,
+ *  for the whole process; NULL restores stderr. For libraries that log in a
+ *  format of their own, as NCCL's API over cclc does. */
+cclcResult_t cclcSetLogHandler(cclcLogHandler_t handler);
 
 #ifdef __cplusplus
 }

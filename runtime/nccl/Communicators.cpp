@@ -17,6 +17,8 @@
 
 #include "Shim.h"
 
+#include "Debug.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -31,15 +33,6 @@ namespace cclc::nccl {
 namespace {
 
 thread_local std::string LastError;
-
-/// NCCL_DEBUG names cclc's log level too, unless CCLC_DEBUG is set.
-void adoptNcclDebug() {
-  static std::once_flag Once;
-  std::call_once(Once, [] {
-    if (const char *Level = std::getenv("NCCL_DEBUG"); Level && !std::getenv("CCLC_DEBUG"))
-      setenv("CCLC_DEBUG", Level, 0);
-  });
-}
 
 /// The plans a communicator of Size ranks loads, in name order.
 std::vector<std::filesystem::path> planFiles(int Size) {
@@ -64,9 +57,10 @@ std::map<std::string, std::vector<ncclComm *>> Jobs;
 
 std::string jobKey(const ncclComm *C) { return std::string(C->Job.internal, sizeof C->Job.internal); }
 
-/// Joins the job Id names as Rank of Size and loads the plans.
+/// Joins the job Id names as Rank of Size, loads the plans and makes the
+/// real NCCL's communicator where calls are forwarded there.
 ncclResult_t initRank(ncclComm *C, int Size, const ncclUniqueId &Id, int Rank) {
-  adoptNcclDebug();
+  setUpLogging();
   static_assert(sizeof(cclcUniqueId) == sizeof(ncclUniqueId));
   cclcUniqueId Cclc;
   std::memcpy(Cclc.internal, Id.internal, sizeof Cclc.internal);
@@ -84,6 +78,16 @@ ncclResult_t initRank(ncclComm *C, int Size, const ncclUniqueId &Id, int Rank) {
   for (const std::filesystem::path &Plan : planFiles(Size))
     if (ncclResult_t R = fromCclc(cclcCommLoadPlan(C->Comm, Plan.c_str()), C->Comm))
       return fail(R, "loading " + Plan.string() + ": " + LastError);
+  if (ncclResult_t R = startForwarding(C))
+    return R;
+  if (std::getenv("NCCL_TOPO_FILE") && !std::getenv("CCLC_PLAN_DIR"))
+    infoOnce(C->Device, "NCCL_TOPO_FILE",
+             "cclc: NCCL_TOPO_FILE is for the compiler (cclc compile), which plans for that "
+             "machine; set CCLC_PLAN_DIR to the plans to run them");
+  // NCCL's own words, which tools reading its logs look for.
+  info(C->Device, "comm " + address(C) + " rank " + std::to_string(Rank) + " nranks " +
+                      std::to_string(Size) + " cudaDev " + std::to_string(C->Device) +
+                      " - Init COMPLETE");
   return ncclSuccess;
 }
 
@@ -128,13 +132,16 @@ std::vector<ncclComm *> leaveJob(ncclComm *C) {
 /// Destroys C's cclc communicator, or aborts it where it failed (it cannot
 /// wait for its peers then), and frees C.
 ncclResult_t finish(ncclComm *C) {
-  ncclResult_t Result = ncclSuccess;
   cclcResult_t Async = cclcSuccess;
+  bool Healthy = cclcCommGetAsyncError(C->Comm, &Async) == cclcSuccess && Async == cclcSuccess;
+  ncclResult_t Result = endForwarding(C, Healthy ? RealEnd::Destroy : RealEnd::Abort);
   // Either call frees the cclc communicator.
-  if (cclcCommGetAsyncError(C->Comm, &Async) == cclcSuccess && Async == cclcSuccess)
-    Result = fromCclc(cclcCommDestroy(C->Comm), nullptr);
-  else
+  if (Healthy) {
+    if (ncclResult_t Destroyed = fromCclc(cclcCommDestroy(C->Comm), nullptr))
+      Result = Destroyed;
+  } else {
     cclcCommAbort(C->Comm);
+  }
   release(C);
   return Result;
 }
@@ -319,9 +326,11 @@ ncclResult_t ncclCommSplit(ncclComm_t Comm, int Color, int Key, ncclComm_t *NewC
 }
 
 ncclResult_t ncclCommFinalize(ncclComm_t Comm) {
-  // Every call has finished when it returns (or at its ncclGroupEnd), so
-  // there is nothing left to flush.
-  return requireComm(Comm);
+  // Every call of cclc's has finished when it returns (or at its
+  // ncclGroupEnd), so only the forwarded ones may have work left to flush.
+  if (ncclResult_t R = requireComm(Comm))
+    return R;
+  return guarded([&] { return endForwarding(Comm, RealEnd::Finalize); });
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t Comm) {
@@ -356,6 +365,7 @@ ncclResult_t ncclCommAbort(ncclComm_t Comm) {
     // Stops calls stuck on other threads; they return before it frees.
     if (Comm->Comm) {
       leaveJob(Comm);
+      endForwarding(Comm, RealEnd::Abort);
       cclcCommAbort(Comm->Comm);
     }
     release(Comm);
@@ -372,7 +382,7 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t Comm, ncclResult_t *AsyncError) {
   if (ncclResult_t R = fromCclc(cclcCommGetAsyncError(Comm->Comm, &Async), Comm->Comm))
     return R;
   *AsyncError = fromCclc(Async, Comm->Comm);
-  return ncclSuccess;
+  return *AsyncError == ncclSuccess ? forwardedAsyncError(Comm, AsyncError) : ncclSuccess;
 }
 
 ncclResult_t ncclCommCount(const ncclComm_t Comm, int *Count) {

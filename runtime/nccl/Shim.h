@@ -4,14 +4,17 @@
 // so that programs written against NCCL run cclc's algorithms unchanged. An
 // ncclComm_t is a cclc communicator plus what NCCL promises and cclc's API
 // does not keep: the device it was made for, the operators made with
-// ncclRedOpCreatePreMulSum, and a count of calls in flight, so that
-// ncclCommAbort from another thread frees it only once they have returned.
+// ncclRedOpCreatePreMulSum, a count of calls in flight, so that
+// ncclCommAbort from another thread frees it only once they have returned,
+// and the real NCCL's communicator where calls are forwarded there.
 //
 // Calls issued between ncclGroupStart and ncclGroupEnd are deferred
 // (Group.cpp); every entry point reports failures through ncclGetLastError.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "Forward.h"
 
 #include <cclc.h>
 #include <nccl.h>
@@ -43,8 +46,14 @@ struct ncclComm {
     const void *Where = nullptr;      ///< Where to read it at each call, else.
     ncclDataType_t Type = ncclFloat32;
     bool Live = false;
+    /// The same operator on the real communicator, where C forwards.
+    ncclRedOp_t RealOp = ncclSum;
   };
   std::vector<PreMulSum> Operators;
+  /// The real NCCL and its communicator (a handle of that library, never
+  /// read here), where this one forwards to it (Forward.h).
+  const cclc::nccl::RealNccl *Forward = nullptr;
+  ncclComm_t Real = nullptr;
 };
 
 namespace cclc::nccl {

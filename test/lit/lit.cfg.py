@@ -35,6 +35,7 @@ if config.have_nccl_api:
     # Built where the toolkit has the real libnccl.so to link against.
     if os.path.exists(os.path.join(config.cclc_tools_dir, "nccl-host-check-real")):
         config.available_features.add("real-nccl")
+        config.substitutions.append(("%real_nccl", config.real_nccl))
 if config.have_cuda:
     config.available_features.add("cuda")
     config.substitutions.append(("%nvcc", config.cuda_compiler))

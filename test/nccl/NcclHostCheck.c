@@ -12,7 +12,10 @@
 |* (collectives fused in a group, send/recv rings), split (ncclCommSplit),   *|
 |* initall (ncclCommInitAll driven from one thread), errors (refused        *|
 |* arguments), abort (ncclCommAbort of a call stuck on another thread),     *|
-|* killed (the last rank dies; the others get errors, also asynchronously). *|
+|* killed (the last rank dies; the others get errors, also asynchronously), *|
+|* fp8 (8-bit float allreduces, which cclc forwards to the real NCCL, beside *|
+|* float32 ones and 8-bit float broadcasts that it serves; up to 4 ranks),  *|
+|* initfails (ncclCommInitRank must fail, saying why).                       *|
 |* Each rank prints "rank R: CASE ok" or what was wrong, and exits 0 or 1.   *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
@@ -304,6 +307,51 @@ static void errors(ncclComm_t Comm) {
   expect(Version == NCCL_VERSION_CODE, "ncclGetVersion", 0);
 }
 
+/* The 8-bit float holding the small integer V (exact up to 4 in both). */
+static unsigned char float8Bits(ncclDataType_t T, unsigned V) {
+  int E4M3 = T == ncclFloat8e4m3, MantBits = E4M3 ? 3 : 2, Bias = E4M3 ? 7 : 15;
+  if (V == 0)
+    return 0;
+  int E = 0;
+  while ((V >> (E + 1)) != 0)
+    ++E;
+  return (unsigned char)(((E + Bias) << MantBits) |
+                         (((V << MantBits) >> E) & ((1u << MantBits) - 1)));
+}
+
+static void fp8(ncclComm_t Comm) {
+  enum { N = 256 };
+  static const ncclDataType_t Float8[] = {ncclFloat8e4m3, ncclFloat8e5m2};
+  unsigned char In[N], Out[N];
+  for (int K = 0; K < 2; ++K) {
+    ncclDataType_t T = Float8[K];
+    for (size_t I = 0; I < N; ++I)
+      In[I] = float8Bits(T, (unsigned)((Rank + I) % 2));
+    CHECK(ncclAllReduce(In, Out, N, T, ncclSum, Comm, 0));
+    for (size_t I = 0; I < N; ++I) {
+      unsigned Sum = 0;
+      for (int R = 0; R < NRanks; ++R)
+        Sum += (unsigned)((R + I) % 2);
+      expect(Out[I] == float8Bits(T, Sum), K ? "e5m2 allreduce" : "e4m3 allreduce", I);
+    }
+    /* moving 8-bit floats needs no arithmetic */
+    for (size_t I = 0; I < N; ++I)
+      Out[I] = Rank == 1 ? float8Bits(T, (unsigned)(I % 5)) : 0;
+    CHECK(ncclBroadcast(Out, Out, N, T, 1, Comm, 0));
+    for (size_t I = 0; I < N; ++I)
+      expect(Out[I] == float8Bits(T, (unsigned)(I % 5)), "8-bit float broadcast", I);
+  }
+  /* twice, so that a log says once per kind of call which library serves it */
+  for (int Round = 0; Round < 2; ++Round) {
+    float X[N];
+    for (size_t I = 0; I < N; ++I)
+      X[I] = (float)(Rank + I);
+    CHECK(ncclAllReduce(X, X, N, ncclFloat32, ncclSum, Comm, 0));
+    for (size_t I = 0; I < N; ++I)
+      expect(X[I] == (float)(NRanks * I + NRanks * (NRanks - 1) / 2), "float32 allreduce", I);
+  }
+}
+
 static void *stuckAllReduce(void *Comm) {
   static float X[1 << 16];
   ncclResult_t R = ncclAllReduce(X, X, 1 << 16, ncclFloat32, ncclSum, (ncclComm_t)Comm, 0);
@@ -330,7 +378,17 @@ static void endFailed(ncclComm_t Comm, const char *What, ncclResult_t R) {
 }
 
 static int runRank(ncclUniqueId Id, const char *Case) {
-  ncclComm_t Comm;
+  ncclComm_t Comm = NULL;
+  if (!strcmp(Case, "initfails")) {
+    ncclResult_t R = ncclCommInitRank(&Comm, NRanks, Id, Rank);
+    printf("rank %d: ncclCommInitRank: %s: %s\n", Rank, ncclGetErrorString(R),
+           ncclGetLastError(NULL));
+    int Refused = R != ncclSuccess && *ncclGetLastError(NULL);
+    ncclCommDestroy(Comm);
+    if (Refused)
+      printf("rank %d: initfails ok\n", Rank);
+    return Refused ? 0 : 1;
+  }
   CHECK(ncclCommInitRank(&Comm, NRanks, Id, Rank));
   if (!strcmp(Case, "collectives"))
     collectives(Comm);
@@ -340,6 +398,8 @@ static int runRank(ncclUniqueId Id, const char *Case) {
     split(Comm);
   else if (!strcmp(Case, "errors"))
     errors(Comm);
+  else if (!strcmp(Case, "fp8"))
+    fp8(Comm);
   else if (!strcmp(Case, "abort")) {
     /* rank 0 enters an allreduce nobody else joins, and aborts it from
      * another thread */
