@@ -31,70 +31,106 @@ static std::string rankList(const uint64_t *Bits, size_t Words) {
   return (Count == 1 ? "rank " : "ranks ") + Names;
 }
 
-ContentArray::ContentArray(size_t Size, int32_t NRanks)
-    : NRanks(NRanks), Words((static_cast<size_t>(NRanks) + 63) / 64), Stride(Words + 1),
-      Records(Size * Stride, 0) {
-  for (size_t I = 0; I < Size; ++I)
-    setLabel(I, Undefined);
-}
-
-void ContentArray::setSingle(size_t I, int32_t Label, int32_t Rank) {
-  CCLC_ASSERT(Rank >= 0 && Rank < NRanks, "rank out of range");
-  setLabel(I, Label);
-  uint64_t *B = bits(I);
-  std::fill(B, B + Words, 0);
-  B[Rank / 64] = uint64_t(1) << (Rank % 64);
-}
-
-void ContentArray::setAllRanks(size_t I, int32_t Label) {
-  setLabel(I, Label);
-  uint64_t *B = bits(I);
-  std::fill(B, B + Words, ~uint64_t(0));
+RankSets::RankSets(int32_t NRanks)
+    : NRanks(NRanks), Words((static_cast<size_t>(NRanks) + 63) / 64), Table(64, NoSet),
+      Singles(size_t(NRanks)), Scratch(Words) {
+  // Set 0 is the empty set, which the chunks of an array start with.
+  intern();
+  for (int32_t R = 0; R < NRanks; ++R) {
+    std::fill(Scratch.begin(), Scratch.end(), 0);
+    Scratch[size_t(R) / 64] = uint64_t(1) << (R % 64);
+    Singles[size_t(R)] = intern();
+  }
+  std::fill(Scratch.begin(), Scratch.end(), ~uint64_t(0));
   if (NRanks % 64 != 0)
-    B[Words - 1] = (uint64_t(1) << (NRanks % 64)) - 1;
+    Scratch[Words - 1] = (uint64_t(1) << (NRanks % 64)) - 1;
+  All = intern();
 }
 
-void ContentArray::copyFrom(size_t I, const ContentArray &From, size_t J) {
-  std::copy_n(From.Records.data() + J * Stride, Stride, Records.data() + I * Stride);
+RankSets::Id RankSets::intern() {
+  uint64_t Hash = 0xcbf29ce484222325ull;
+  for (uint64_t Word : Scratch)
+    Hash = (Hash ^ Word) * 0x100000001b3ull ^ (Hash >> 29);
+  size_t Mask = Table.size() - 1;
+  size_t Slot = Hash & Mask;
+  for (; Table[Slot] != NoSet; Slot = (Slot + 1) & Mask) {
+    Id Candidate = Table[Slot];
+    if (Hashes[Candidate] == Hash && std::equal(Scratch.begin(), Scratch.end(), bits(Candidate)))
+      return Candidate;
+  }
+  Id New = Id(Hashes.size());
+  CCLC_ASSERT(New != NoSet, "more distinct rank sets than a set number holds");
+  Hashes.push_back(Hash);
+  Bits.insert(Bits.end(), Scratch.begin(), Scratch.end());
+  Table[Slot] = New;
+  if (Hashes.size() * 2 > Table.size()) {
+    // Twice the slots, every set placed again by its kept hash.
+    std::vector<Id> Larger(Table.size() * 2, NoSet);
+    for (Id Set = 0; Set < Id(Hashes.size()); ++Set) {
+      size_t At = Hashes[Set] & (Larger.size() - 1);
+      while (Larger[At] != NoSet)
+        At = (At + 1) & (Larger.size() - 1);
+      Larger[At] = Set;
+    }
+    Table = std::move(Larger);
+  }
+  return New;
 }
 
-int32_t ContentArray::firstSharedRank(size_t I, const ContentArray &From, size_t J) const {
-  const uint64_t *A = bits(I), *B = From.bits(J);
+RankSets::Id RankSets::single(int32_t Rank) {
+  CCLC_ASSERT(Rank >= 0 && Rank < NRanks, "rank out of range");
+  return Singles[size_t(Rank)];
+}
+
+RankSets::Id RankSets::all() { return All; }
+
+RankSets::Id RankSets::merge(Id A, Id B) {
+  if (A == LastA && B == LastB)
+    return LastMerged;
+  const uint64_t *X = bits(A), *Y = bits(B);
   for (size_t W = 0; W < Words; ++W)
-    if (uint64_t Both = A[W] & B[W])
+    Scratch[W] = X[W] | Y[W];
+  LastA = A;
+  LastB = B;
+  LastMerged = intern();
+  return LastMerged;
+}
+
+int32_t RankSets::firstShared(Id A, Id B) const {
+  const uint64_t *X = bits(A), *Y = bits(B);
+  for (size_t W = 0; W < Words; ++W)
+    if (uint64_t Both = X[W] & Y[W])
       return static_cast<int32_t>(W * 64 + static_cast<size_t>(std::countr_zero(Both)));
   return -1;
 }
 
-void ContentArray::mergeFrom(size_t I, const ContentArray &From, size_t J) {
-  uint64_t *A = bits(I);
-  const uint64_t *B = From.bits(J);
-  for (size_t W = 0; W < Words; ++W)
-    A[W] |= B[W];
+std::string RankSets::describe(Id A) const {
+  if (A == All && NRanks > 1)
+    return "all " + std::to_string(NRanks) + " ranks";
+  return rankList(bits(A), Words);
 }
 
-bool ContentArray::sameAs(size_t I, const ContentArray &Other, size_t J) const {
-  return std::equal(Records.data() + I * Stride, Records.data() + (I + 1) * Stride,
-                    Other.Records.data() + J * Stride);
+std::string RankSets::describeMissing(Id A, Id B) const {
+  std::vector<uint64_t> Missing(Words);
+  for (size_t W = 0; W < Words; ++W)
+    Missing[W] = bits(B)[W] & ~bits(A)[W];
+  return rankList(Missing.data(), Words);
 }
+
+ContentArray::ContentArray(size_t Size, RankSets &Sets) : Sets(&Sets), Records(Size) {
+  for (size_t I = 0; I < Size; ++I)
+    set(I, Undefined, 0);
+}
+
+void ContentArray::setSingle(size_t I, int32_t Label, int32_t Rank) {
+  set(I, Label, Sets->single(Rank));
+}
+
+void ContentArray::setAllRanks(size_t I, int32_t Label) { set(I, Label, Sets->all()); }
 
 std::string ContentArray::describe(size_t I) const {
   CCLC_ASSERT(label(I) >= 0, "describing a chunk without data");
-  std::string Data = "input[" + std::to_string(label(I)) + "] of ";
-  const uint64_t *B = bits(I);
-  int32_t Count = 0;
-  for (size_t W = 0; W < Words; ++W)
-    Count += std::popcount(B[W]);
-  if (Count == NRanks && NRanks > 1)
-    return Data + "all " + std::to_string(NRanks) + " ranks";
-  return Data + rankList(B, Words);
-}
-
-std::string ContentArray::describeMissing(size_t I, const ContentArray &Other, size_t J) const {
-  std::vector<uint64_t> Missing(Words);
-  for (size_t W = 0; W < Words; ++W)
-    Missing[W] = Other.bits(J)[W] & ~bits(I)[W];
-  return rankList(Missing.data(), Words);
+  return "input[" + std::to_string(label(I)) + "] of " + Sets->describe(ranks(I));
 }
 
 } // namespace cclc::verify

@@ -131,7 +131,7 @@ std::string chunkCount(int32_t Count) {
 
 class Verifier {
 public:
-  Verifier(const Schedule &S, DiagnosticEngine &Diags) : S(S), Diags(Diags) {}
+  Verifier(const Schedule &S, DiagnosticEngine &Diags) : S(S), Diags(Diags), Sets(S.NRanks) {}
   bool run();
 
 private:
@@ -190,6 +190,8 @@ private:
   /// Whether the last error was printed, so that its notes follow it.
   bool LastShown = false;
 
+  /// Every rank set the contents below hold.
+  RankSets Sets;
   std::vector<Actor> Actors;
   std::vector<int32_t> Ready;
   std::vector<Phase> Phases;
@@ -411,18 +413,18 @@ void Verifier::setUp() {
     Payload += static_cast<size_t>(C.Capacity) * C.MaxCount;
   }
   Messages.resize(Slots);
-  Payloads = ContentArray(Payload, S.NRanks);
+  Payloads = ContentArray(Payload, Sets);
   Phases.assign(PhaseCount, Phase::Done);
-  Temp = ContentArray(MaxLocal, S.NRanks);
+  Temp = ContentArray(MaxLocal, Sets);
 
   const int32_t OutputChunks = S.bufferChunks(BufferKind::Output);
   const int32_t ScratchChunks = S.bufferChunks(BufferKind::Scratch);
   Outputs.resize(S.NRanks);
   Scratches.resize(S.NRanks);
   for (int32_t R = 0; R < S.NRanks; ++R) {
-    Outputs[R] = {ContentArray(OutputChunks, S.NRanks), std::vector<Writer>(OutputChunks)};
+    Outputs[R] = {ContentArray(OutputChunks, Sets), std::vector<Writer>(OutputChunks)};
     if (UsesScratch[R])
-      Scratches[R] = {ContentArray(ScratchChunks, S.NRanks), std::vector<Writer>(ScratchChunks)};
+      Scratches[R] = {ContentArray(ScratchChunks, Sets), std::vector<Writer>(ScratchChunks)};
   }
 }
 
@@ -789,7 +791,7 @@ void Verifier::reportLeftovers() {
 void Verifier::checkPostcondition() {
   const std::string Collective(plan::collectiveName(S.Collective));
   const int32_t OutputChunks = S.bufferChunks(BufferKind::Output);
-  ContentArray Want(1, S.NRanks);
+  ContentArray Want(1, Sets);
   for (int32_t R = 0; R < S.NRanks; ++R) {
     const Buffer &Out = Outputs[R];
     for (int32_t Chunk = 0; Chunk < OutputChunks; ++Chunk) {
