@@ -33,21 +33,77 @@ static std::string rankList(const uint64_t *Bits, size_t Words) {
 
 RankSets::RankSets(int32_t NRanks)
     : NRanks(NRanks), Words((static_cast<size_t>(NRanks) + 63) / 64), Table(64, NoSet),
-      Singles(size_t(NRanks)), Scratch(Words) {
-  // Set 0 is the empty set, which the chunks of an array start with.
-  intern();
-  for (int32_t R = 0; R < NRanks; ++R) {
-    std::fill(Scratch.begin(), Scratch.end(), 0);
-    Scratch[size_t(R) / 64] = uint64_t(1) << (R % 64);
-    Singles[size_t(R)] = intern();
-  }
-  std::fill(Scratch.begin(), Scratch.end(), ~uint64_t(0));
-  if (NRanks % 64 != 0)
-    Scratch[Words - 1] = (uint64_t(1) << (NRanks % 64)) - 1;
-  All = intern();
+      Scratch(Words), ScratchA(Words), ScratchB(Words) {
+  All = ranks(0, NRanks);
+}
+
+RankSets::Id RankSets::single(int32_t Rank) {
+  CCLC_ASSERT(Rank >= 0 && Rank < NRanks, "rank out of range");
+  return ranks(Rank, 1);
+}
+
+RankSets::Id RankSets::all() { return All; }
+
+RankSets::Id RankSets::ranks(int32_t Start, int32_t Length) {
+  if (NRanks <= MaxRunRanks)
+    return run(Start, Length);
+  std::fill(Scratch.begin(), Scratch.end(), 0);
+  addRun(Scratch.data(), Start, Length);
+  return intern();
+}
+
+void RankSets::addRun(uint64_t *Into, int32_t Start, int32_t Length) const {
+  // At most two pieces: to the last rank, then from rank 0.
+  auto Range = [&](size_t Lo, size_t Hi) {
+    for (size_t R = Lo; R < Hi;) {
+      size_t W = R / 64, Bit = R % 64, Take = std::min<size_t>(64 - Bit, Hi - R);
+      Into[W] |= (Take == 64 ? ~uint64_t(0) : ((uint64_t(1) << Take) - 1)) << Bit;
+      R += Take;
+    }
+  };
+  size_t End = size_t(Start) + size_t(Length);
+  Range(size_t(Start), std::min(End, size_t(NRanks)));
+  if (End > size_t(NRanks))
+    Range(0, End - size_t(NRanks));
+}
+
+RankSets::Id RankSets::run(int32_t Start, int32_t Length) const {
+  CCLC_ASSERT(Start >= 0 && Start < NRanks && Length >= 1 && Length <= NRanks,
+              "a run of ranks out of range");
+  CCLC_ASSERT(NRanks <= MaxRunRanks, "runs are numbered for schedules of at most 2^15 ranks");
+  if (Length == NRanks)
+    Start = 0;
+  return RunTag | Id(Length - 1) << 15 | Id(Start);
+}
+
+const uint64_t *RankSets::bits(Id A, std::vector<uint64_t> &Into) const {
+  if (A != NoSet && !isRun(A))
+    return Bits.data() + size_t(A) * Words;
+  std::fill(Into.begin(), Into.end(), 0);
+  if (A != NoSet)
+    addRun(Into.data(), runStart(A), runLength(A));
+  return Into.data();
 }
 
 RankSets::Id RankSets::intern() {
+  // A run is numbered by its bounds: it starts at a set bit whose
+  // predecessor (cyclically) is clear, and there is one such bit.
+  if (NRanks <= MaxRunRanks) {
+    auto Has = [&](int32_t R) { return (Scratch[size_t(R) / 64] >> (R % 64)) & 1; };
+    int32_t Count = 0, Starts = 0, Start = 0;
+    for (size_t W = 0; W < Words; ++W)
+      Count += std::popcount(Scratch[W]);
+    for (size_t W = 0; W < Words && Starts < 2; ++W)
+      for (uint64_t Word = Scratch[W]; Word != 0; Word &= Word - 1) {
+        int32_t R = int32_t(W * 64) + std::countr_zero(Word);
+        if (!Has(R == 0 ? NRanks - 1 : R - 1)) {
+          ++Starts;
+          Start = R;
+        }
+      }
+    if (Count == NRanks || (Count > 0 && Starts == 1))
+      return run(Start, Count);
+  }
   uint64_t Hash = 0xcbf29ce484222325ull;
   for (uint64_t Word : Scratch)
     Hash = (Hash ^ Word) * 0x100000001b3ull ^ (Hash >> 29);
@@ -55,11 +111,12 @@ RankSets::Id RankSets::intern() {
   size_t Slot = Hash & Mask;
   for (; Table[Slot] != NoSet; Slot = (Slot + 1) & Mask) {
     Id Candidate = Table[Slot];
-    if (Hashes[Candidate] == Hash && std::equal(Scratch.begin(), Scratch.end(), bits(Candidate)))
+    if (Hashes[Candidate] == Hash &&
+        std::equal(Scratch.begin(), Scratch.end(), Bits.data() + size_t(Candidate) * Words))
       return Candidate;
   }
   Id New = Id(Hashes.size());
-  CCLC_ASSERT(New != NoSet, "more distinct rank sets than a set number holds");
+  CCLC_ASSERT(New < RunTag, "more distinct rank sets than a set number holds");
   Hashes.push_back(Hash);
   Bits.insert(Bits.end(), Scratch.begin(), Scratch.end());
   Table[Slot] = New;
@@ -77,17 +134,21 @@ RankSets::Id RankSets::intern() {
   return New;
 }
 
-RankSets::Id RankSets::single(int32_t Rank) {
-  CCLC_ASSERT(Rank >= 0 && Rank < NRanks, "rank out of range");
-  return Singles[size_t(Rank)];
-}
-
-RankSets::Id RankSets::all() { return All; }
-
 RankSets::Id RankSets::merge(Id A, Id B) {
+  CCLC_ASSERT(A != NoSet && B != NoSet, "merging a chunk without data");
+  if (isRun(A) && isRun(B)) {
+    // Two runs, one ending where the other starts, make one run.
+    int32_t Length = runLength(A) + runLength(B);
+    if (Length <= NRanks) {
+      if ((runStart(A) + runLength(A)) % NRanks == runStart(B))
+        return run(runStart(A), Length);
+      if ((runStart(B) + runLength(B)) % NRanks == runStart(A))
+        return run(runStart(B), Length);
+    }
+  }
   if (A == LastA && B == LastB)
     return LastMerged;
-  const uint64_t *X = bits(A), *Y = bits(B);
+  const uint64_t *X = bits(A, ScratchA), *Y = bits(B, ScratchB);
   for (size_t W = 0; W < Words; ++W)
     Scratch[W] = X[W] | Y[W];
   LastA = A;
@@ -97,7 +158,29 @@ RankSets::Id RankSets::merge(Id A, Id B) {
 }
 
 int32_t RankSets::firstShared(Id A, Id B) const {
-  const uint64_t *X = bits(A), *Y = bits(B);
+  if (A != NoSet && B != NoSet && isRun(A) && isRun(B)) {
+    // Each run is one or two ranges of ranks; the lowest common rank is the
+    // lowest start of their overlaps.
+    auto Pieces = [&](Id Run, int32_t (&Lo)[2], int32_t (&Hi)[2]) {
+      int32_t End = runStart(Run) + runLength(Run);
+      Lo[0] = runStart(Run);
+      Hi[0] = std::min(End, NRanks);
+      Lo[1] = 0;
+      Hi[1] = End > NRanks ? End - NRanks : 0;
+    };
+    int32_t ALo[2], AHi[2], BLo[2], BHi[2];
+    Pieces(A, ALo, AHi);
+    Pieces(B, BLo, BHi);
+    int32_t First = -1;
+    for (int I = 0; I < 2; ++I)
+      for (int J = 0; J < 2; ++J) {
+        int32_t Lo = std::max(ALo[I], BLo[J]), Hi = std::min(AHi[I], BHi[J]);
+        if (Lo < Hi && (First < 0 || Lo < First))
+          First = Lo;
+      }
+    return First;
+  }
+  const uint64_t *X = bits(A, ScratchA), *Y = bits(B, ScratchB);
   for (size_t W = 0; W < Words; ++W)
     if (uint64_t Both = X[W] & Y[W])
       return static_cast<int32_t>(W * 64 + static_cast<size_t>(std::countr_zero(Both)));
@@ -107,19 +190,20 @@ int32_t RankSets::firstShared(Id A, Id B) const {
 std::string RankSets::describe(Id A) const {
   if (A == All && NRanks > 1)
     return "all " + std::to_string(NRanks) + " ranks";
-  return rankList(bits(A), Words);
+  return rankList(bits(A, ScratchA), Words);
 }
 
 std::string RankSets::describeMissing(Id A, Id B) const {
+  const uint64_t *X = bits(A, ScratchA), *Y = bits(B, ScratchB);
   std::vector<uint64_t> Missing(Words);
   for (size_t W = 0; W < Words; ++W)
-    Missing[W] = bits(B)[W] & ~bits(A)[W];
+    Missing[W] = Y[W] & ~X[W];
   return rankList(Missing.data(), Words);
 }
 
 ContentArray::ContentArray(size_t Size, RankSets &Sets) : Sets(&Sets), Records(Size) {
   for (size_t I = 0; I < Size; ++I)
-    set(I, Undefined, 0);
+    set(I, Undefined, RankSets::NoSet);
 }
 
 void ContentArray::setSingle(size_t I, int32_t Label, int32_t Rank) {

@@ -7,10 +7,10 @@
 // reducing two different chunks together is caught, not only reducing the
 // wrong ranks. Combining two rank sets that intersect is double counting.
 //
-// Rank sets are shared: a schedule's chunks hold few distinct sets (a
-// butterfly's aligned blocks of ranks, a tree's subtrees, a ring's arcs), so
-// RankSets keeps each distinct set once, as a bitset of NRanks bits, and a
-// chunk holds its label and the set's number in one word. A chunk of an
+// Rank sets are numbered, and a chunk holds its label and its set's number
+// in one word. Most sets a schedule makes are runs of consecutive ranks (a
+// ring's arcs, a butterfly's aligned blocks), numbered by their bounds and
+// combined by arithmetic; the others are stored once each. A chunk of an
 // n-rank schedule so costs 8 bytes instead of n / 8, which is what lets a
 // halving-doubling allreduce of 8192 ranks (n^2 chunks) be proved in memory.
 //
@@ -26,7 +26,12 @@
 
 namespace cclc::verify {
 
-/// The distinct rank sets of one verification, each stored once.
+/// The distinct rank sets of one verification. A set that is a run of
+/// consecutive ranks, wrapping past the last (a ring's arc, a butterfly's
+/// block, a single rank, all of them), is its own number: start and length
+/// packed under a tag bit, merged and intersected by arithmetic. Any other
+/// set is a bitset stored once and numbered in order. Every set has one
+/// number, so equal sets have equal numbers.
 class RankSets {
 public:
   using Id = uint32_t;
@@ -48,23 +53,39 @@ public:
   std::string describeMissing(Id A, Id B) const;
 
 private:
-  const uint64_t *bits(Id A) const { return Bits.data() + size_t(A) * Words; }
-  /// The number of the set whose bits are Scratch, added when new.
+  static constexpr Id RunTag = Id(1) << 31;
+  /// Runs are packed as 15-bit start and length - 1, so only schedules of
+  /// at most this many ranks number them so.
+  static constexpr int32_t MaxRunRanks = 1 << 15;
+
+  bool isRun(Id A) const { return (A & RunTag) != 0; }
+  int32_t runStart(Id A) const { return int32_t(A & 0x7fff); }
+  int32_t runLength(Id A) const { return int32_t((A >> 15) & 0x7fff) + 1; }
+  /// Ranks [Start, Start + Length) modulo NRanks; all ranks start at 0.
+  Id run(int32_t Start, int32_t Length) const;
+  /// The set of ranks [Start, Start + Length) modulo NRanks, numbered.
+  Id ranks(int32_t Start, int32_t Length);
+  /// Sets the bits of ranks [Start, Start + Length) modulo NRanks in Into.
+  void addRun(uint64_t *Into, int32_t Start, int32_t Length) const;
+  /// A's bits: stored, or written into Into for a run (none for NoSet).
+  const uint64_t *bits(Id A, std::vector<uint64_t> &Into) const;
+  /// The number of the set whose bits are Scratch: a run's when they form
+  /// one, else a stored set's, added when new.
   Id intern();
 
   int32_t NRanks;
   size_t Words; ///< Bit words per set.
+  /// Stored sets, Words each, their hashes, and an open-addressed table of
+  /// their numbers by hash (NoSet where free), kept at most half full.
   std::vector<uint64_t> Bits;
-  /// Each set's hash, and an open-addressed table of set numbers by hash
-  /// (NoSet where free), kept at most half full.
   std::vector<uint64_t> Hashes;
   std::vector<Id> Table;
-  std::vector<Id> Singles;
-  Id All;
-  /// The last merge asked for and its result: the chunks of one message
-  /// mostly merge the same two sets.
-  Id LastA = 0, LastB = 0, LastMerged = 0;
+  /// The last merge of stored sets and its result: the chunks of one
+  /// message mostly merge the same two sets.
+  Id LastA = NoSet, LastB = NoSet, LastMerged = NoSet;
+  Id All = NoSet;
   std::vector<uint64_t> Scratch;
+  mutable std::vector<uint64_t> ScratchA, ScratchB;
 };
 
 class ContentArray {

@@ -1,10 +1,15 @@
 //===- CompileBench.cpp - Compile and verify time and memory per case -----===//
 //
-// Prints, for the library's ring, double binary tree and butterfly allreduce
-// at 8 to 1024 ranks (--nranks), the time of each phase of `cclc compile`
-// (instantiate, verify, the pass pipeline, verifying the result) and the peak
-// resident memory. Every case runs in a forked child so that its peak is its
-// own. The goal is a 1024-rank ring allreduce in under 1 s and 1 GiB.
+// Prints, for the library's ring, double binary tree, butterfly and
+// halving-doubling allreduce at 8 to 8192 ranks (--nranks), the time of each
+// phase of `cclc compile` (instantiate, verify, the pass pipeline, verifying
+// the result, writing the plan), the plan's size and the peak resident
+// memory. Every case runs in a forked child so that its peak is its own. The
+// goals: a 1024-rank ring in under 1 s and a plan under 10 MB; 8192 ranks in
+// under 10 s and 2 GiB. A ring's schedule holds 2 n^2 steps, so rings above
+// 1024 ranks are not run (4096 ranks would hold 33.5 million steps, over
+// 3 GiB). Then a seeded wrong halving-doubling allreduce
+// (Inputs/wrong-halving-doubling.ccl) must be rejected at 8192 ranks.
 //
 // Then the time of `cclc compile --explain` for each allreduce of the library
 // at 64 ranks (8 nodes of an 8-GPU machine), the whole command as a user runs
@@ -15,6 +20,7 @@
 
 #include "compiler/passes/Pipeline.h"
 #include "compiler/instantiate/Instantiate.h"
+#include "plan/PlanJson.h"
 #include "plan/Verifier.h"
 #include "dsl/Frontend.h"
 
@@ -37,7 +43,7 @@ using namespace cclc;
 namespace {
 
 struct Case {
-  const char *Algorithm;
+  std::string Source; ///< The .ccl file.
   int32_t NRanks;
   int32_t ChunksFactor;
 };
@@ -46,8 +52,15 @@ struct Case {
 struct Figures {
   bool Ok = false;
   size_t Steps = 0;
-  double InstantiateMs = 0, VerifyMs = 0, PassesMs = 0, FinalVerifyMs = 0;
+  size_t PlanBytes = 0;
+  double InstantiateMs = 0, VerifyMs = 0, PassesMs = 0, FinalVerifyMs = 0, WriteMs = 0;
+  /// The first line of the diagnostics of a failed case.
+  char FirstError[400] = {};
 };
+
+std::string libraryFile(const char *Algorithm) {
+  return std::string(CCLC_SOURCE_DIR) + "/algorithms/" + Algorithm + ".ccl";
+}
 
 double msSince(std::chrono::steady_clock::time_point Start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - Start)
@@ -61,8 +74,7 @@ Figures compileCase(const Case &C) {
   std::ostringstream Errors;
   DiagnosticEngine Diags(SM, Errors);
   std::string Error;
-  std::optional<uint32_t> Id = SM.loadFile(
-      std::string(CCLC_SOURCE_DIR) + "/algorithms/" + C.Algorithm + ".ccl", Error);
+  std::optional<uint32_t> Id = SM.loadFile(C.Source, Error);
   dsl::OperationCatalog Ops;
   std::unique_ptr<dsl::Algorithm> Algo = Id ? dsl::parseAndCheck(*Id, Ops, Diags) : nullptr;
   if (!Algo)
@@ -87,12 +99,20 @@ Figures compileCase(const Case &C) {
   F.Ok = Verified && Optimized && verify::verifySchedule(*S, Diags);
   F.FinalVerifyMs = msSince(Start);
   F.Steps = S->stepCount();
-  if (!F.Ok)
-    std::cerr << Errors.str();
+  if (!F.Ok) {
+    std::string First = Errors.str().substr(0, Errors.str().find('\n'));
+    First.copy(F.FirstError, sizeof F.FirstError - 1);
+    return F;
+  }
+  // As cclc compile --emit=json writes it.
+  Start = std::chrono::steady_clock::now();
+  F.PlanBytes = plan::scheduleToPlan(*S, plan::PlanInfo{}).dump(2).size() + 1;
+  F.WriteMs = msSince(Start);
   return F;
 }
 
 /// Runs C in a child; returns its figures and peak resident memory in KiB.
+/// Its Ok is false when a phase failed, with the first error in FirstError.
 std::pair<Figures, long> measure(const Case &C) {
   int Pipe[2];
   if (pipe(Pipe) != 0)
@@ -144,20 +164,42 @@ std::optional<double> explainMs(const char *Algorithm, const char *Topology, int
 
 int main() {
   std::vector<Case> Cases;
-  for (const char *Algorithm : {"ring-allreduce", "tree-allreduce", "butterfly-allreduce"})
-    for (int32_t NRanks : {8, 64, 512, 1024})
-      Cases.push_back({Algorithm, NRanks, 1});
+  for (const char *Algorithm : {"ring-allreduce", "tree-allreduce", "butterfly-allreduce",
+                                "halving-doubling-allreduce"})
+    for (int32_t NRanks : {8, 64, 512, 1024, 4096, 8192})
+      if (NRanks <= 1024 || std::string(Algorithm) != "ring-allreduce")
+        Cases.push_back({libraryFile(Algorithm), NRanks, 1});
   for (const char *Algorithm : {"ring-allreduce", "tree-allreduce"})
-    Cases.push_back({Algorithm, 1024, 4});
-  std::printf("%-20s %6s %6s %10s %9s %9s %9s %9s %9s %8s %3s\n", "algorithm", "nranks",
-              "factor", "steps", "inst ms", "verify ms", "passes ms", "final ms", "total ms",
-              "peak MiB", "ok");
+    Cases.push_back({libraryFile(Algorithm), 1024, 4});
+  std::printf("%-28s %6s %6s %10s %8s %9s %9s %8s %8s %9s %8s %8s %3s\n", "algorithm", "nranks",
+              "factor", "steps", "inst ms", "verify ms", "passes ms", "final ms", "write ms",
+              "total ms", "plan MB", "peak MiB", "ok");
+  auto Name = [](const Case &C) {
+    std::string File = C.Source.substr(C.Source.rfind('/') + 1);
+    return File.substr(0, File.size() - 4);
+  };
   for (const Case &C : Cases) {
     auto [F, PeakKiB] = measure(C);
-    double Total = F.InstantiateMs + F.VerifyMs + F.PassesMs + F.FinalVerifyMs;
-    std::printf("%-20s %6d %6d %10zu %9.1f %9.1f %9.1f %9.1f %9.1f %8.1f %3s\n", C.Algorithm,
-                C.NRanks, C.ChunksFactor, F.Steps, F.InstantiateMs, F.VerifyMs, F.PassesMs,
-                F.FinalVerifyMs, Total, PeakKiB / 1024.0, F.Ok ? "yes" : "NO");
+    double Total = F.InstantiateMs + F.VerifyMs + F.PassesMs + F.FinalVerifyMs + F.WriteMs;
+    std::printf("%-28s %6d %6d %10zu %8.1f %9.1f %9.1f %8.1f %8.1f %9.1f %8.2f %8.1f %3s\n",
+                Name(C).c_str(), C.NRanks, C.ChunksFactor, F.Steps, F.InstantiateMs, F.VerifyMs,
+                F.PassesMs, F.FinalVerifyMs, F.WriteMs, Total, F.PlanBytes / 1e6,
+                PeakKiB / 1024.0, F.Ok ? "yes" : "NO");
+    if (!F.Ok)
+      std::printf("  %s\n", F.FirstError);
+  }
+
+  // The verifier stays exact at scale: a wrong algorithm is rejected at
+  // 8192 ranks with the message it gets at 8.
+  std::printf("\nseeded wrong algorithm (test/bench/Inputs/wrong-halving-doubling.ccl)\n");
+  for (int32_t NRanks : {8, 8192}) {
+    Case Wrong{std::string(CCLC_SOURCE_DIR) + "/test/bench/Inputs/wrong-halving-doubling.ccl",
+               NRanks, 1};
+    auto Start = std::chrono::steady_clock::now();
+    auto [F, PeakKiB] = measure(Wrong);
+    std::printf("%6d ranks: %s in %.1f ms, peak %.1f MiB\n  %s\n", NRanks,
+                F.Ok ? "ACCEPTED (wrong)" : "rejected", msSince(Start), PeakKiB / 1024.0,
+                F.FirstError);
   }
 
   // --explain, best and median of a few runs: the machine may be shared.

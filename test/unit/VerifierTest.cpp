@@ -1,5 +1,6 @@
 //===- VerifierTest.cpp - The schedule verifier on hand-built schedules ---===//
 
+#include "plan/Contents.h"
 #include "plan/Verifier.h"
 
 #include <gtest/gtest.h>
@@ -436,3 +437,37 @@ TEST_F(VerifierTest, OnlyTheFirstErrorsArePrinted) {
 }
 
 } // namespace
+
+// The verifier's rank sets: equal sets get one number however they were
+// made, runs of consecutive ranks (wrapping past the last) by arithmetic and
+// other sets stored, so that comparing two chunks compares two words.
+TEST(RankSets, EqualSetsHaveOneNumberHoweverTheyAreMade) {
+  for (int32_t NRanks : {8, 40000}) {
+    verify::RankSets Sets(NRanks);
+    using Id = verify::RankSets::Id;
+    const int32_t Last = NRanks - 1;
+    // {Last, 0, 1}, a run that wraps, made in two orders.
+    Id Wrapped = Sets.merge(Sets.merge(Sets.single(Last), Sets.single(0)), Sets.single(1));
+    EXPECT_EQ(Wrapped, Sets.merge(Sets.single(1), Sets.merge(Sets.single(0), Sets.single(Last))));
+    // {0, 2} is no run; adding 1 makes the run {0, 1, 2}.
+    Id Gap = Sets.merge(Sets.single(0), Sets.single(2));
+    EXPECT_EQ(Sets.describe(Gap), "ranks 0, 2");
+    EXPECT_EQ(Sets.merge(Gap, Sets.single(1)),
+              Sets.merge(Sets.merge(Sets.single(0), Sets.single(1)), Sets.single(2)));
+    EXPECT_EQ(Gap, Sets.merge(Sets.single(2), Sets.single(0)));
+    // The lowest common rank, where runs wrap and where they do not.
+    EXPECT_EQ(Sets.firstShared(Wrapped, Gap), 0);
+    EXPECT_EQ(Sets.firstShared(Wrapped, Sets.single(Last)), Last);
+    EXPECT_EQ(Sets.firstShared(Gap, Sets.single(1)), -1);
+    EXPECT_EQ(Sets.describeMissing(Gap, Wrapped), "ranks 1, " + std::to_string(Last));
+    // Every rank, one at a time from the middle, is all of them (stored
+    // sets of 40000 ranks are too large to make 40000 of here).
+    if (NRanks > 64)
+      continue;
+    Id Grown = Sets.single(NRanks / 2);
+    for (int32_t R = NRanks / 2 + 1; R != NRanks / 2; R = (R + 1) % NRanks)
+      Grown = Sets.merge(Grown, Sets.single(R));
+    EXPECT_EQ(Grown, Sets.all());
+    EXPECT_EQ(Sets.describe(Grown), "all " + std::to_string(NRanks) + " ranks");
+  }
+}
