@@ -39,7 +39,6 @@ public:
 
   explicit RankSets(int32_t NRanks);
 
-  int32_t nranks() const { return NRanks; }
   Id single(int32_t Rank);
   Id all();
   /// The union of A and B.

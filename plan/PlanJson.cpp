@@ -63,7 +63,6 @@ json sliceToJson(const Slice &S) {
 struct Stride {
   int64_t Peer = 0, SendPeer = 0, Src = 0, Dst = 0;
   bool operator==(const Stride &) const = default;
-  bool zero() const { return *this == Stride{}; }
 };
 
 /// A step as a plan writes it: Base, then Repeat - 1 more steps, each moved
