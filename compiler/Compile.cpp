@@ -85,7 +85,7 @@ std::optional<sched::Schedule> instantiateSchedule(const dsl::Algorithm &Algo,
     return std::nullopt;
 
   // verify: the algorithm as written.
-  if (!verify::verifySchedule(*Schedule, Diags))
+  if (!verify::verifySchedule(*Schedule, Diags, Options.Verify))
     return std::nullopt;
   if (Remap && !AutoRemap)
     inst::checkRemapLinks(*Schedule, Target, *Remap, Diags);
@@ -101,11 +101,14 @@ bool optimizeSchedule(sched::Schedule &S, const target::Target &Target,
     return false;
 
   // verify: what the passes made.
-  if (!verify::verifySchedule(S, Diags)) {
+  verify::ProofKind Proof = verify::ProofKind::Exhaustive;
+  if (!verify::verifySchedule(S, Diags, Options.Verify, &Proof)) {
     Diags.note(SourceLoc{}, "the schedule fails verification after the optimization passes; "
                             "--disable-pass=NAME and --print-after=NAME find the pass at fault");
     return false;
   }
+  if (Pipeline.Stats)
+    Log << "stats: verify: " << verify::proofName(Proof) << '\n';
   return true;
 }
 

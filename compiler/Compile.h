@@ -25,6 +25,7 @@
 #include "dsl/AST.h"
 #include "plan/Diagnostics.h"
 #include "plan/Schedule.h"
+#include "plan/Verifier.h"
 
 #include <iosfwd>
 #include <memory>
@@ -63,6 +64,8 @@ struct BuildOptions {
   int32_t Channels = 0;
   /// The pipeline's options; its Channels is replaced by the one above.
   passes::PipelineOptions Pipeline;
+  /// How the two proofs run (--exhaustive-verify turns symmetries off).
+  verify::VerifyOptions Verify;
 };
 
 /// The channels the pipeline replicates a flat algorithm on under Options:

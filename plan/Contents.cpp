@@ -157,6 +157,33 @@ RankSets::Id RankSets::merge(Id A, Id B) {
   return LastMerged;
 }
 
+template <class F> RankSets::Id RankSets::renamed(Id A, F Rename) {
+  const uint64_t *X = bits(A, ScratchA);
+  std::fill(Scratch.begin(), Scratch.end(), 0);
+  for (size_t W = 0; W < Words; ++W)
+    for (uint64_t Word = X[W]; Word != 0; Word &= Word - 1) {
+      const size_t To = size_t(Rename(int32_t(W * 64) + std::countr_zero(Word)));
+      Scratch[To / 64] |= uint64_t(1) << (To % 64);
+    }
+  return intern();
+}
+
+RankSets::Id RankSets::rotated(Id A, int32_t By) {
+  CCLC_ASSERT(A != NoSet, "renaming a chunk without data");
+  if (isRun(A))
+    return run((runStart(A) + By) % NRanks, runLength(A));
+  return renamed(A, [&](int32_t X) { return (X + By) % NRanks; });
+}
+
+RankSets::Id RankSets::xored(Id A, int32_t Mask) {
+  CCLC_ASSERT(A != NoSet, "renaming a chunk without data");
+  // An aligned block of a power-of-two size stays one: xor moves it whole.
+  if (isRun(A) && std::has_single_bit(uint32_t(runLength(A))) &&
+      runStart(A) % runLength(A) == 0)
+    return run(runStart(A) ^ (Mask & ~(runLength(A) - 1)), runLength(A));
+  return renamed(A, [&](int32_t X) { return X ^ Mask; });
+}
+
 int32_t RankSets::firstShared(Id A, Id B) const {
   if (A != NoSet && B != NoSet && isRun(A) && isRun(B)) {
     // Each run is one or two ranges of ranks; the lowest common rank is the

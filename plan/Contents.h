@@ -43,6 +43,10 @@ public:
   Id all();
   /// The union of A and B.
   Id merge(Id A, Id B);
+  /// A with every rank x renamed x + By (mod the rank count).
+  Id rotated(Id A, int32_t By);
+  /// A with every rank x renamed x ^ Mask (a power-of-two rank count).
+  Id xored(Id A, int32_t Mask);
   /// The lowest rank in both, or -1 when they are disjoint.
   int32_t firstShared(Id A, Id B) const;
   /// "rank 2", "ranks 0, 1, 5", "all 8 ranks".
@@ -64,6 +68,8 @@ private:
   Id run(int32_t Start, int32_t Length) const;
   /// The set of ranks [Start, Start + Length) modulo NRanks, numbered.
   Id ranks(int32_t Start, int32_t Length);
+  /// The number of A with each rank x renamed Rename(x).
+  template <class F> Id renamed(Id A, F Rename);
   /// Sets the bits of ranks [Start, Start + Length) modulo NRanks in Into.
   void addRun(uint64_t *Into, int32_t Start, int32_t Length) const;
   /// A's bits: stored, or written into Into for a run (none for NoSet).
@@ -108,6 +114,9 @@ public:
   /// Input chunk Label reduced over every rank.
   void setAllRanks(size_t I, int32_t Label);
   void poison(size_t I) { set(I, Poisoned, ranks(I)); }
+  /// Input chunk Label combined over the ranks of set Ranks.
+  void setContent(size_t I, int32_t Label, RankSets::Id Ranks) { set(I, Label, Ranks); }
+  RankSets::Id rankSet(size_t I) const { return ranks(I); }
   void copyFrom(size_t I, const ContentArray &From, size_t J) { Records[I] = From.Records[J]; }
   /// The lowest rank both chunks hold, or -1 when their rank sets are disjoint.
   int32_t firstSharedRank(size_t I, const ContentArray &From, size_t J) const {

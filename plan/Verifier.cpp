@@ -4,9 +4,11 @@
 #include "plan/Contents.h"
 #include "plan/Postcondition.h"
 #include "plan/Program.h"
+#include "plan/Symmetry.h"
 #include "plan/Assert.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -135,7 +137,11 @@ std::string chunkCount(int32_t Count) {
 
 class Verifier {
 public:
-  Verifier(const Schedule &S, DiagnosticEngine &Diags) : S(S), Diags(Diags), Sets(S.NRanks) {}
+  /// With Sym, runs rank 0 alone (the quotient of the schedule by its
+  /// symmetry) and reports nothing: a failure there is reported by the
+  /// exhaustive run that follows it.
+  Verifier(const Schedule &S, DiagnosticEngine &Diags, const Symmetry *Sym)
+      : S(S), Diags(Diags), Sym(Sym), Sets(S.NRanks) {}
   bool run();
 
 private:
@@ -162,8 +168,10 @@ private:
   void setUp();
   int32_t connection(Actor &A, int32_t Peer, bool Outgoing);
   int32_t actorIndex(int32_t Rank, int32_t Channel) const {
-    return Rank * S.NChannels + Channel;
+    return Sym ? Channel : Rank * S.NChannels + Channel;
   }
+  /// The ranks that run: all, or rank 0 alone under a symmetry.
+  int32_t runningRanks() const { return Sym ? 1 : S.NRanks; }
 
   // Running.
   void simulate();
@@ -172,6 +180,10 @@ private:
   void startGroup(Actor &A);
   void stage(Actor &A, int32_t Index, const Slice &Data);
   void receive(Actor &A, int32_t Index, Connection &C);
+  /// Under a symmetry: the message rank Peer sent, as the image of what
+  /// rank 0 sent at the same step, in the order Peer's slice lays it out.
+  const ContentArray &peerMessage(int32_t Peer, int32_t Channel, const Message &M,
+                                  size_t Base);
   void commit(Connection &C);
   Buffer &buffer(int32_t Rank, BufferKind Buf);
   bool raced(const Site &At, BufferKind Buf, int32_t Chunk, const Writer &W, bool &Reported);
@@ -190,6 +202,7 @@ private:
 
   const Schedule &S;
   DiagnosticEngine &Diags;
+  const Symmetry *Sym;
   unsigned Errors = 0;
   /// Whether the last error was printed, so that its notes follow it.
   bool LastShown = false;
@@ -208,10 +221,12 @@ private:
   /// A local copy or reduce reads its source here first, so that overlapping
   /// source and destination behave as a copy through a temporary would.
   ContentArray Temp;
+  /// Under a symmetry, where a received message is renamed into.
+  ContentArray Renamed;
 };
 
 void Verifier::errorAt(SourceLoc Loc, const std::string &Msg) {
-  LastShown = ++Errors <= MaxShownErrors;
+  LastShown = ++Errors <= MaxShownErrors && !Sym;
   if (LastShown)
     Diags.error(Loc, Msg);
 }
@@ -346,8 +361,11 @@ int32_t Verifier::connection(Actor &A, int32_t Peer, bool Outgoing) {
   const int Dir = Outgoing ? 1 : 0;
   if (A.LastPeer[Dir] == Peer)
     return A.LastConnection[Dir];
-  const int32_t Sender = Outgoing ? A.Rank : Peer;
-  const int32_t Receiver = Outgoing ? Peer : A.Rank;
+  // Under a symmetry, what rank Peer sends rank 0 is the image of what rank
+  // 0 sends the rank that Peer's inverse renaming takes 0 to: one queue,
+  // which rank 0 fills as the sender and empties as the receiver.
+  const int32_t Sender = Outgoing || Sym ? A.Rank : Peer;
+  const int32_t Receiver = Outgoing ? Peer : Sym ? Sym->inverse(Peer) : A.Rank;
   const uint64_t Key =
       (static_cast<uint64_t>(Sender) * S.NRanks + Receiver) * S.NChannels + A.Channel;
   auto [It, Inserted] =
@@ -365,12 +383,12 @@ int32_t Verifier::connection(Actor &A, int32_t Peer, bool Outgoing) {
 }
 
 void Verifier::setUp() {
-  std::vector<bool> UsesScratch(S.NRanks, false);
+  std::vector<bool> UsesScratch(runningRanks(), false);
   size_t PhaseCount = 0;
   int32_t MaxLocal = 1;
   uint64_t Group = 0;
-  Actors.reserve(static_cast<size_t>(S.NRanks) * S.NChannels);
-  for (int32_t R = 0; R < S.NRanks; ++R) {
+  Actors.reserve(static_cast<size_t>(runningRanks()) * S.NChannels);
+  for (int32_t R = 0; R < runningRanks(); ++R) {
     for (int32_t Ch = 0; Ch < S.NChannels; ++Ch) {
       Actor A;
       A.Rank = R;
@@ -410,7 +428,9 @@ void Verifier::setUp() {
   }
 
   size_t Slots = 0, Payload = 0;
+  int32_t MaxMessage = 1;
   for (Connection &C : Connections) {
+    MaxMessage = std::max(MaxMessage, C.MaxCount);
     C.Capacity = std::max(1, std::min(S.BufferSlots + C.MaxStaged, C.Sends));
     C.SlotBase = Slots;
     C.PayloadBase = Payload;
@@ -421,12 +441,14 @@ void Verifier::setUp() {
   Payloads = ContentArray(Payload, Sets);
   Phases.assign(PhaseCount, Phase::Done);
   Temp = ContentArray(MaxLocal, Sets);
+  if (Sym)
+    Renamed = ContentArray(MaxMessage, Sets);
 
   const int32_t OutputChunks = S.bufferChunks(BufferKind::Output);
   const int32_t ScratchChunks = S.bufferChunks(BufferKind::Scratch);
-  Outputs.resize(S.NRanks);
-  Scratches.resize(S.NRanks);
-  for (int32_t R = 0; R < S.NRanks; ++R) {
+  Outputs.resize(runningRanks());
+  Scratches.resize(runningRanks());
+  for (int32_t R = 0; R < runningRanks(); ++R) {
     Outputs[R] = {ContentArray(OutputChunks, Sets), std::vector<Writer>(OutputChunks)};
     if (UsesScratch[R])
       Scratches[R] = {ContentArray(ScratchChunks, Sets), std::vector<Writer>(ScratchChunks)};
@@ -560,20 +582,25 @@ void Verifier::receive(Actor &A, int32_t Index, Connection &C) {
   const Step &St = (*A.Steps)[Index];
   const Site At{A.Rank, A.Channel, Index};
   const Message &M = Messages[C.SlotBase + C.Head];
-  const Site From{C.Sender, C.Channel, M.SendIndex};
-  const size_t Base = C.PayloadBase + static_cast<size_t>(C.Head) * C.MaxCount;
+  const Site From{St.Peer, C.Channel, M.SendIndex};
+  size_t Base = C.PayloadBase + static_cast<size_t>(C.Head) * C.MaxCount;
+  const ContentArray *Data = &Payloads;
+  if (Sym && M.Count == St.Dst.Count) {
+    Data = &peerMessage(St.Peer, C.Channel, M, Base);
+    Base = 0;
+  }
   if (M.Count != St.Dst.Count) {
     error(At, op(At) + " receives " + chunkCount(St.Dst.Count) + " from rank " +
-                  std::to_string(C.Sender) + ", but the matching send sends " +
+                  std::to_string(St.Peer) + ", but the matching send sends " +
                   chunkCount(M.Count));
     note(From, "the matching send");
     Buffer &B = buffer(A.Rank, St.Dst.Buffer);
     for (int32_t I = 0; I < St.Dst.Count; ++I)
       B.Contents.poison(St.Dst.Chunk + I);
   } else if (St.Op == OpKind::Recv || St.Op == OpKind::RecvCopySend) {
-    write(At, St.Dst, Payloads, Base);
+    write(At, St.Dst, *Data, Base);
   } else {
-    reduce(At, St.Dst, Payloads, Base, &From);
+    reduce(At, St.Dst, *Data, Base, &From);
   }
   C.Head = (C.Head + 1) % C.Capacity;
   --C.Committed;
@@ -581,6 +608,27 @@ void Verifier::receive(Actor &A, int32_t Index, Connection &C) {
     C.SenderWaiting = false;
     wake(actorIndex(C.Sender, C.Channel));
   }
+}
+
+const ContentArray &Verifier::peerMessage(int32_t Peer, int32_t Channel, const Message &M,
+                                          size_t Base) {
+  // Element J of Peer's message is Peer's chunk Sent.Chunk + J, which holds
+  // the image of what rank 0's chunk chunkBack(Sent.Chunk + J) held when
+  // rank 0 ran the same send.
+  const Slice &Mine = S.Ranks[0].Channels[Channel].Steps[M.SendIndex].sentSlice();
+  const Slice &Sent = S.Ranks[Peer].Channels[Channel].Steps[M.SendIndex].sentSlice();
+  for (int32_t J = 0; J < M.Count; ++J) {
+    const size_t From = Base + size_t(Sym->chunkBack(Peer, Sent.Chunk + J) - Mine.Chunk);
+    if (Payloads.isPoisoned(From)) {
+      Renamed.poison(size_t(J));
+      continue;
+    }
+    const RankSets::Id Ranks = Sym->kind() == SymmetryKind::Xor
+                                   ? Sets.xored(Payloads.rankSet(From), Peer)
+                                   : Sets.rotated(Payloads.rankSet(From), Peer);
+    Renamed.setContent(size_t(J), Sym->chunk(Peer, Payloads.label(From)), Ranks);
+  }
+  return Renamed;
 }
 
 /// True when another channel of the rank last wrote the chunk: channels run
@@ -797,7 +845,9 @@ void Verifier::checkPostcondition() {
   const std::string Collective(plan::collectiveName(S.Collective));
   const int32_t OutputChunks = S.bufferChunks(BufferKind::Output);
   ContentArray Want(1, Sets);
-  for (int32_t R = 0; R < S.NRanks; ++R) {
+  // Under a symmetry rank R's output is the image of rank 0's, and so is
+  // allreduce's promise for it: proving rank 0 proves them all.
+  for (int32_t R = 0; R < runningRanks(); ++R) {
     const Buffer &Out = Outputs[R];
     for (int32_t Chunk = 0; Chunk < OutputChunks; ++Chunk) {
       const OutputExpectation E = expectedOutput(S, R, Chunk);
@@ -846,12 +896,21 @@ bool Verifier::run() {
   if (Errors == 0) {
     setUp();
     simulate();
-    reportStalls();
-    reportLeftovers();
+    if (Sym) {
+      // A stall or a leftover here is one at every rank; the exhaustive
+      // run names them.
+      for (const Actor &A : Actors)
+        Errors += !A.finished();
+      for (const Connection &C : Connections)
+        Errors += C.Committed + C.Staged != 0;
+    } else {
+      reportStalls();
+      reportLeftovers();
+    }
     if (Errors == 0)
       checkPostcondition();
   }
-  if (Errors > MaxShownErrors)
+  if (Errors > MaxShownErrors && !Sym)
     Diags.note(SourceLoc{}, std::to_string(Errors - MaxShownErrors) +
                                 " more verification errors not shown");
   return Errors == 0;
@@ -859,8 +918,26 @@ bool Verifier::run() {
 
 } // namespace
 
-bool verifySchedule(const Schedule &S, DiagnosticEngine &Diags) {
-  return Verifier(S, Diags).run();
+const char *proofName(ProofKind Proof) {
+  switch (Proof) {
+  case ProofKind::Exhaustive: return "every rank's program run";
+  case ProofKind::Rotation: return "rank 0's program run under a rotation of the ranks";
+  case ProofKind::Xor: return "rank 0's program run under a flip of rank bits";
+  }
+  CCLC_UNREACHABLE("every proof has a name");
+}
+
+bool verifySchedule(const Schedule &S, DiagnosticEngine &Diags, const VerifyOptions &Options,
+                    ProofKind *Proof) {
+  if (Options.UseSymmetry)
+    if (std::optional<Symmetry> Sym = findSymmetry(S); Sym && Verifier(S, Diags, &*Sym).run()) {
+      if (Proof)
+        *Proof = Sym->kind() == SymmetryKind::Xor ? ProofKind::Xor : ProofKind::Rotation;
+      return true;
+    }
+  if (Proof)
+    *Proof = ProofKind::Exhaustive;
+  return Verifier(S, Diags, nullptr).run();
 }
 
 } // namespace cclc::verify

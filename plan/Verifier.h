@@ -24,6 +24,12 @@
 // A wrong chunk is reported once, where it went wrong: its descendants are
 // poisoned rather than reported again.
 //
+// A schedule that is the image of rank 0's program under a symmetry (a ring
+// rotated, a butterfly's bits flipped: Symmetry.h) is first run at rank 0
+// alone, every message from a peer taken as the image of rank 0's own. Its
+// cost is one rank's, not n ranks'. Only when that run fails is the schedule
+// run rank by rank, which reports what is wrong.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -32,7 +38,23 @@
 
 namespace cclc::verify {
 
-/// True when S is proved correct; otherwise the reasons are in Diags.
-bool verifySchedule(const sched::Schedule &S, DiagnosticEngine &Diags);
+/// How a schedule was proved: rank by rank, or at rank 0 alone under a
+/// symmetry (Symmetry.h) of every rank's program.
+enum class ProofKind : uint8_t { Exhaustive, Rotation, Xor };
+
+/// "every rank's program run", "rank 0's program run under a rotation of
+/// the ranks" or "... under a flip of rank bits", for --stats.
+const char *proofName(ProofKind Proof);
+
+struct VerifyOptions {
+  /// Try a symmetry first. Off, every schedule is run rank by rank; the
+  /// verdict is the same either way, only the time differs.
+  bool UseSymmetry = true;
+};
+
+/// True when S is proved correct; otherwise the reasons are in Diags. Proof,
+/// when given, says how the verdict was reached.
+bool verifySchedule(const sched::Schedule &S, DiagnosticEngine &Diags,
+                    const VerifyOptions &Options = {}, ProofKind *Proof = nullptr);
 
 } // namespace cclc::verify

@@ -381,6 +381,10 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
       ->check(CLI::IsMember(PassNames));
   Cmd->add_flag("--verify-each", Opts->Build.Pipeline.VerifyEach,
                 "Verify the schedule after every pass, not only at the end");
+  Cmd->add_flag(
+      "--exhaustive-verify", [Opts](int64_t) { Opts->Build.Verify.UseSymmetry = false; },
+      "Run every rank's program in the proofs, even where the schedule is rank 0's renamed "
+      "(a ring's rotation, a butterfly's bit flips) and running rank 0 proves the same");
   Cmd->add_flag("--explain", Opts->Explain,
                 "Print predicted time and bandwidth per message size, compare with the "
                 "library's algorithms of the same collective, record in the plan the "
