@@ -23,6 +23,7 @@ void addCheckCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 void addParseCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 void addTopoCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
+void addTuneCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 /// plan-check and import-msccl.
 void addPlanCommands(CLI::App &App, const CommonOptions &Common, int &ExitCode);
 

@@ -8,6 +8,7 @@
 
 #include "Commands.h"
 #include "InputOutput.h"
+#include "Library.h"
 #include "MemoryBudget.h"
 #include "NcclOptions.h"
 #include "Templates.h"
@@ -136,12 +137,6 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
   std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, cost::fastestFactor(PerFactor)}};
   cost::printPredictions(S.Algorithm, Target.Description, Curves[0].Points, OS);
 
-  std::vector<std::filesystem::path> Library;
-  std::error_code Error;
-  for (const auto &Entry : std::filesystem::directory_iterator(Opts.Algorithms, Error))
-    if (Entry.path().extension() == ".ccl")
-      Library.push_back(Entry.path());
-  std::sort(Library.begin(), Library.end());
   // Library algorithms that do not fit this target are left out silently, and
   // the user's pass printing is for the compiled algorithm only.
   DiagnosticEngine Quiet(SM);
@@ -151,14 +146,11 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
   LibraryOpts.Build.Pipeline.Stats = false;
   std::ostream Discard(nullptr);
   dsl::OperationCatalog Ops;
-  for (const std::filesystem::path &File : Library) {
-    std::string LoadError;
-    std::optional<uint32_t> Id = SM.loadFile(File.string(), LoadError);
-    std::unique_ptr<dsl::Algorithm> Other = Id ? dsl::parseAndCheck(*Id, Ops, Quiet) : nullptr;
-    if (!Other || Other->Collective != S.Collective || Other->Name == S.Algorithm)
+  for (const LibraryAlgorithm &Other : libraryAlgorithms(Opts.Algorithms, S.Collective, SM, Ops)) {
+    if (Other.Algo->Name == S.Algorithm)
       continue;
     if (std::optional<sched::Schedule> Built =
-            compiler::buildSchedule(*Other, Target, LibraryOpts.Build, Discard, Quiet))
+            compiler::buildSchedule(*Other.Algo, Target, LibraryOpts.Build, Discard, Quiet))
       Curves.push_back({Built->Algorithm, Model.predict(*Built, Sizes)});
   }
   // The window the variants are judged in: where S is the fastest, else

@@ -1,6 +1,6 @@
 //===- Main.cpp - The cclc driver -----------------------------------------===//
 //
-// cclc check | parse | topo | compile: one tool, one subcommand per stage.
+// cclc check | parse | topo | compile | tune: one tool, one subcommand per stage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +37,7 @@ int main(int Argc, char **Argv) {
   cclc::driver::addTopoCommand(App, Common, ExitCode);
   cclc::driver::addCompileCommand(App, Common, ExitCode);
   cclc::driver::addPlanCommands(App, Common, ExitCode);
+  cclc::driver::addTuneCommand(App, Common, ExitCode);
 
   // Every failure ends as a diagnostic and a nonzero status: no exception
   // leaves main, and no output is lost silently.

@@ -1,0 +1,415 @@
+//===- TuneCommand.cpp - cclc tune ----------------------------------------===//
+//
+// The cost model predicts which algorithm is fastest at each size; `tune`
+// measures it. It compiles every library algorithm of a collective for --nranks
+// ranks on this host at several chunk factors, runs each plan with the real
+// runtime (cclc-perf, which forks the ranks and checks every result), and
+// writes the plans that won, each with the size window it won, into a
+// directory a job loads (CCLC_PLAN_DIR, or cclc-perf --plan). Beside the
+// measured table it prints what the cost model would have chosen, and how
+// far its predicted times are from the measured ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "InputOutput.h"
+#include "Library.h"
+#include "MemoryBudget.h"
+
+#include "compiler/Compile.h"
+#include "compiler/cost/Explain.h"
+
+#include <CLI/CLI.hpp>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+namespace cclc::driver {
+
+namespace {
+
+struct TuneOptions {
+  std::string Collective;
+  int NRanks = 2;
+  std::string Output;
+  std::string Algorithms = defaultAlgorithmsDir();
+  std::vector<int32_t> Factors = {1, 2, 4};
+  std::string MinBytes = "4";
+  std::string MaxBytes = "64M";
+  int Iterations = 50;
+  int Warmup = 5;
+  int Rounds = 2;
+  std::string Perf;
+};
+
+/// One plan measured: an algorithm at a chunk factor.
+struct Candidate {
+  std::string Name; ///< "ring_allreduce x2": the algorithm and its factor.
+  std::string Algorithm;
+  int32_t Factor = 1;
+  sched::Schedule Schedule;
+  plan::PlanInfo Info;
+  std::filesystem::path Plan; ///< Where it was written to be measured.
+  /// Per size, the measured microseconds of each round.
+  std::vector<std::vector<double>> TimesUs;
+};
+
+/// cclc-perf beside this executable, as installed and as built.
+std::string defaultPerf() {
+  std::error_code Error;
+  std::filesystem::path Self = std::filesystem::read_symlink("/proc/self/exe", Error);
+  return Error ? "cclc-perf" : (Self.parent_path() / "cclc-perf").string();
+}
+
+/// Runs Argv with its standard output captured in Out; its standard error
+/// goes to ours. False, with the reason in Error, when it could not run or
+/// did not exit with status 0.
+bool runCapturing(const std::vector<std::string> &Argv, std::string &Out, std::string &Error) {
+  int Pipe[2];
+  if (::pipe(Pipe) != 0) {
+    Error = "cannot make a pipe";
+    return false;
+  }
+  pid_t Child = ::fork();
+  if (Child < 0) {
+    Error = "cannot fork";
+    return false;
+  }
+  if (Child == 0) {
+    ::dup2(Pipe[1], STDOUT_FILENO);
+    ::close(Pipe[0]);
+    ::close(Pipe[1]);
+    std::vector<char *> Args;
+    for (const std::string &A : Argv)
+      Args.push_back(const_cast<char *>(A.c_str()));
+    Args.push_back(nullptr);
+    ::execvp(Args[0], Args.data());
+    std::fprintf(stderr, "cclc: error: cannot run %s\n", Args[0]);
+    ::_exit(127);
+  }
+  ::close(Pipe[1]);
+  char Buffer[4096];
+  for (ssize_t Got; (Got = ::read(Pipe[0], Buffer, sizeof Buffer)) != 0;)
+    if (Got > 0)
+      Out.append(Buffer, size_t(Got));
+    else if (errno != EINTR)
+      break;
+  ::close(Pipe[0]);
+  int Status = 0;
+  while (::waitpid(Child, &Status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(Status) && WEXITSTATUS(Status) == 0)
+    return true;
+  Error = WIFEXITED(Status) ? "exited with status " + std::to_string(WEXITSTATUS(Status))
+                            : "was killed by signal " + std::to_string(WTERMSIG(Status));
+  return false;
+}
+
+/// The rows of cclc-perf's table: size, then the out-of-place time in us;
+/// a row with a wrong element is an error naming its size.
+bool parsePerfTable(const std::string &Text, std::vector<std::pair<uint64_t, double>> &Rows,
+                    std::string &Error) {
+  std::istringstream Lines(Text);
+  for (std::string Line; std::getline(Lines, Line);) {
+    if (Line.empty() || Line[0] == '#')
+      continue;
+    std::istringstream Fields(Line);
+    uint64_t Bytes = 0, Count = 0;
+    std::string Type, Op, Root;
+    double Time = 0, AlgBw = 0, BusBw = 0, InTime = 0, InAlgBw = 0, InBusBw = 0;
+    long Wrong = 0, InWrong = 0;
+    if (!(Fields >> Bytes >> Count >> Type >> Op >> Root >> Time >> AlgBw >> BusBw >> Wrong >>
+          InTime >> InAlgBw >> InBusBw >> InWrong))
+      continue;
+    if (Wrong != 0 || InWrong != 0) {
+      Error = std::to_string(Wrong + InWrong) + " wrong elements at " + plan::formatBytes(Bytes);
+      return false;
+    }
+    Rows.emplace_back(Bytes, Time);
+  }
+  if (Rows.empty())
+    Error = "it printed no results";
+  return !Rows.empty();
+}
+
+double median(std::vector<double> Values) {
+  std::sort(Values.begin(), Values.end());
+  size_t Mid = Values.size() / 2;
+  return Values.size() % 2 ? Values[Mid] : (Values[Mid - 1] + Values[Mid]) / 2;
+}
+
+class Tuner {
+public:
+  Tuner(const TuneOptions &Opts, DiagnosticEngine &Diags, SourceManager &SM)
+      : Opts(Opts), Diags(Diags), SM(SM) {}
+
+  bool run();
+
+private:
+  bool compileCandidates(plan::CollectiveKind Collective, const std::filesystem::path &Work);
+  bool measure(Candidate &C, int Round);
+  std::vector<cost::AlgorithmCurve> measuredCurves() const;
+  void printPredictions(const std::vector<cost::AlgorithmCurve> &Measured) const;
+  bool writeWinners(const std::vector<cost::AlgorithmCurve> &Measured);
+  bool error(const std::string &Msg) {
+    Diags.error(SourceLoc{}, Msg);
+    return false;
+  }
+
+  const TuneOptions &Opts;
+  DiagnosticEngine &Diags;
+  SourceManager &SM;
+  dsl::OperationCatalog Ops;
+  std::vector<Candidate> Candidates;
+  std::vector<uint64_t> Sizes;
+};
+
+bool Tuner::compileCandidates(plan::CollectiveKind Collective,
+                              const std::filesystem::path &Work) {
+  target::Target Target = target::flatTarget(Opts.NRanks);
+  DiagnosticEngine Quiet(SM);
+  Quiet.setSilent(true);
+  std::ostream Discard(nullptr);
+  for (const LibraryAlgorithm &Lib : libraryAlgorithms(Opts.Algorithms, Collective, SM, Ops))
+    for (int32_t Factor : Opts.Factors) {
+      compiler::BuildOptions Build;
+      Build.Pipeline.ChunksFactor = Factor;
+      // An algorithm that does not fit this rank count (a power-of-two
+      // butterfly on 3 ranks) is not a candidate.
+      std::optional<sched::Schedule> S =
+          compiler::buildSchedule(*Lib.Algo, Target, Build, Discard, Quiet);
+      if (!S)
+        continue;
+      Candidate C;
+      C.Algorithm = S->Algorithm;
+      C.Factor = Factor;
+      C.Name = S->Algorithm + " x" + std::to_string(Factor);
+      C.Info.Source = Lib.File.filename().string();
+      C.Info.SourceText = std::string(SM.getText(Lib.FileId));
+      C.Info.Target = Target.Description;
+      C.Info.Generator = generatorName();
+      C.Plan = Work / (S->Algorithm + "-x" + std::to_string(Factor) + ".json");
+      C.Schedule = std::move(*S);
+      if (!writeFile(C.Plan.string(), plan::scheduleToPlan(C.Schedule, C.Info).dump(1), Diags))
+        return false;
+      Candidates.push_back(std::move(C));
+    }
+  if (Candidates.empty())
+    return error("no " + std::string(plan::collectiveName(Collective)) + " algorithm in " +
+                 Opts.Algorithms + " compiles for " + std::to_string(Opts.NRanks) + " ranks");
+  return true;
+}
+
+bool Tuner::measure(Candidate &C, int Round) {
+  std::string Name(plan::collectiveName(C.Schedule.Collective));
+  Name.erase(std::remove(Name.begin(), Name.end(), '_'), Name.end());
+  std::vector<std::string> Argv = {Opts.Perf,  Name,
+                                   "-np",      std::to_string(Opts.NRanks),
+                                   "--plan",   C.Plan.string(),
+                                   "-b",       Opts.MinBytes,
+                                   "-e",       Opts.MaxBytes,
+                                   "-f",       "4",
+                                   "-n",       std::to_string(Opts.Iterations),
+                                   "-w",       std::to_string(Opts.Warmup),
+                                   "-c",       "1"};
+  std::string Out, Why;
+  std::vector<std::pair<uint64_t, double>> Rows;
+  if (!runCapturing(Argv, Out, Why) || !parsePerfTable(Out, Rows, Why))
+    return error("measuring " + C.Name + " with " + Opts.Perf + " failed: " + Why);
+  if (Sizes.empty())
+    for (const auto &Row : Rows)
+      Sizes.push_back(Row.first);
+  if (Rows.size() != Sizes.size())
+    return error(Opts.Perf + " measured other sizes for " + C.Name);
+  C.TimesUs.resize(Sizes.size());
+  for (size_t I = 0; I < Rows.size(); ++I)
+    C.TimesUs[I].push_back(Rows[I].second);
+  std::cerr << "tune: round " << Round + 1 << ": " << C.Name << " measured\n";
+  return true;
+}
+
+/// Each candidate's median time per size, as the cost model's curves are
+/// laid out, so that the explain tables print them.
+std::vector<cost::AlgorithmCurve> Tuner::measuredCurves() const {
+  std::vector<cost::AlgorithmCurve> Curves;
+  for (const Candidate &C : Candidates) {
+    cost::AlgorithmCurve Curve{C.Name, {}};
+    for (size_t I = 0; I < Sizes.size(); ++I) {
+      cost::Prediction P;
+      P.Bytes = Sizes[I];
+      P.TimeUs = median(C.TimesUs[I]);
+      P.AlgBwGBs = P.TimeUs > 0 ? double(P.Bytes) / (P.TimeUs * 1e3) : 0;
+      P.BusBwGBs = P.AlgBwGBs * plan::busBwFactor(C.Schedule.Collective, C.Schedule.NRanks);
+      P.ChunkFactor = C.Factor;
+      Curve.Points.push_back(P);
+    }
+    Curves.push_back(std::move(Curve));
+  }
+  return Curves;
+}
+
+/// Fastest index per size, ties to the first.
+std::vector<size_t> winners(const std::vector<cost::AlgorithmCurve> &Curves, size_t Sizes) {
+  std::vector<size_t> Best(Sizes, 0);
+  for (size_t I = 0; I < Sizes; ++I)
+    for (size_t C = 1; C < Curves.size(); ++C)
+      if (Curves[C].Points[I].TimeUs < Curves[Best[I]].Points[I].TimeUs)
+        Best[I] = C;
+  return Best;
+}
+
+void Tuner::printPredictions(const std::vector<cost::AlgorithmCurve> &Measured) const {
+  cost::CostModel Model(target::flatTarget(Opts.NRanks));
+  std::vector<cost::AlgorithmCurve> Predicted;
+  for (const Candidate &C : Candidates) {
+    cost::AlgorithmCurve Curve{C.Name, {}};
+    for (uint64_t Bytes : Sizes)
+      Curve.Points.push_back({Bytes, Model.simulate(C.Schedule, Bytes), 0, 0, C.Factor});
+    Predicted.push_back(std::move(Curve));
+  }
+  std::vector<size_t> Measure = winners(Measured, Sizes.size());
+  std::vector<size_t> Predict = winners(Predicted, Sizes.size());
+  std::printf("\nmeasured against the cost model (its links are --nranks' default, not this "
+              "host's memory)\n");
+  std::printf("%12s  %-34s %-34s %10s\n", "size", "measured fastest", "predicted fastest",
+              "predicted/measured");
+  size_t Agree = 0;
+  for (size_t I = 0; I < Sizes.size(); ++I) {
+    const size_t W = Measure[I];
+    Agree += Predict[I] == W;
+    std::printf("%12s  %-34s %-34s %10.2f\n", plan::formatBytes(Sizes[I]).c_str(),
+                Measured[W].Name.c_str(), Predicted[Predict[I]].Name.c_str(),
+                Predicted[W].Points[I].TimeUs / Measured[W].Points[I].TimeUs);
+  }
+  std::printf("the cost model chose the measured fastest at %zu of %zu sizes\n", Agree,
+              Sizes.size());
+}
+
+bool Tuner::writeWinners(const std::vector<cost::AlgorithmCurve> &Measured) {
+  std::vector<size_t> Best = winners(Measured, Sizes.size());
+  std::printf("\nplans written to %s:\n", Opts.Output.c_str());
+  for (size_t First = 0, Last; First < Sizes.size(); First = Last + 1) {
+    for (Last = First; Last + 1 < Sizes.size() && Best[Last + 1] == Best[First];)
+      ++Last;
+    // The window runs from this run's first size (0 for the first run) to
+    // just below the next run's (no bound for the last): every size is
+    // served by exactly one plan.
+    Candidate &C = Candidates[Best[First]];
+    cost::SizeWindow Window{First == 0 ? 0 : Sizes[First], std::nullopt};
+    if (Last + 1 < Sizes.size())
+      Window.MaxBytes = Sizes[Last + 1] - 1;
+    plan::PlanInfo Info = C.Info;
+    Info.MinBytes = Window.MinBytes;
+    Info.MaxBytes = Window.MaxBytes;
+    std::string File = C.Algorithm + "-x" + std::to_string(C.Factor) + "-from-" +
+                       std::to_string(Window.MinBytes) + ".json";
+    if (!writeFile((std::filesystem::path(Opts.Output) / File).string(),
+                   plan::scheduleToPlan(C.Schedule, Info).dump(1), Diags))
+      return false;
+    std::printf("  %-40s %s %s\n", File.c_str(), C.Name.c_str(),
+                cost::describeWindow(Window).c_str());
+  }
+  return true;
+}
+
+bool Tuner::run() {
+  std::optional<plan::CollectiveKind> Collective = plan::parseCollective(Opts.Collective);
+  if (!Collective)
+    return error("unknown collective '" + Opts.Collective +
+                 "': give allreduce, allgather, reduce_scatter, broadcast, reduce or alltoall");
+  for (const std::string &Size : {Opts.MinBytes, Opts.MaxBytes})
+    if (!parseMemorySize(Size) || *parseMemorySize(Size) == 0)
+      return error("'" + Size + "' is not a message size (like 4, 64K or 16M)");
+  if (*parseMemorySize(Opts.MinBytes) > *parseMemorySize(Opts.MaxBytes))
+    return error("--min-bytes " + Opts.MinBytes + " is larger than --max-bytes " + Opts.MaxBytes);
+
+  // Plans of an earlier tune would be loaded beside these and fight over
+  // the sizes: the directory must hold none.
+  std::error_code Error;
+  std::filesystem::create_directories(Opts.Output, Error);
+  if (Error)
+    return error("cannot make directory " + Opts.Output + ": " + Error.message());
+  for (const auto &Entry : std::filesystem::directory_iterator(Opts.Output, Error))
+    if (Entry.path().extension() == ".json")
+      return error(Opts.Output + " already holds plans (" + Entry.path().filename().string() +
+                   "); a job would load them beside the tuned ones: empty it or name another");
+
+  std::string Template = (std::filesystem::temp_directory_path() / "cclc-tune-XXXXXX").string();
+  if (!::mkdtemp(Template.data()))
+    return error("cannot make a temporary directory for the candidate plans");
+  const std::filesystem::path Work = Template;
+  bool Ok = compileCandidates(*Collective, Work);
+  // Rounds take turns through the candidates, so that a noisy moment of
+  // the machine falls on several candidates once rather than on one.
+  for (int Round = 0; Ok && Round < Opts.Rounds; ++Round)
+    for (Candidate &C : Candidates)
+      if (!(Ok = measure(C, Round)))
+        break;
+  if (Ok) {
+    std::vector<cost::AlgorithmCurve> Measured = measuredCurves();
+    std::printf("%s on %d ranks of this host, median of %d rounds of %d calls (us)\n",
+                Opts.Collective.c_str(), Opts.NRanks, Opts.Rounds, Opts.Iterations);
+    cost::printComparison(Measured, std::cout);
+    printPredictions(Measured);
+    Ok = writeWinners(Measured);
+  }
+  std::filesystem::remove_all(Work, Error);
+  return Ok;
+}
+
+} // namespace
+
+void addTuneCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
+  auto Opts = std::make_shared<TuneOptions>();
+  CLI::App *Cmd = App.add_subcommand(
+      "tune", "Measure the library's algorithms of a collective on this host with the runtime, "
+              "and write the plans that won, each for the sizes it won");
+  Cmd->add_option("collective", Opts->Collective,
+                  "allreduce, allgather, reduce_scatter, broadcast, reduce or alltoall")
+      ->required();
+  Cmd->add_option("--nranks", Opts->NRanks, "Ranks to fork on this host")
+      ->required()
+      ->check(CLI::Range(2, 64));
+  Cmd->add_option("-o,--output", Opts->Output,
+                  "Directory for the winning plans (made if missing; must hold no plans)")
+      ->required();
+  Cmd->add_option("--algorithms", Opts->Algorithms, "The library of algorithms to measure")
+      ->capture_default_str();
+  Cmd->add_option("--factors", Opts->Factors, "Chunk factors to try for each algorithm")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  Cmd->add_option("--min-bytes", Opts->MinBytes, "Smallest message measured")
+      ->capture_default_str();
+  Cmd->add_option("--max-bytes", Opts->MaxBytes,
+                  "Largest message measured (sizes grow by 4 in between)")
+      ->capture_default_str();
+  Cmd->add_option("--iters", Opts->Iterations, "Timed calls per size and round")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  Cmd->add_option("--warmup", Opts->Warmup, "Untimed calls first")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  Cmd->add_option("--rounds", Opts->Rounds, "Times each candidate is measured (the median counts)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  Cmd->add_option("--perf", Opts->Perf, "The cclc-perf that runs the plans (default: beside cclc)");
+  Cmd->callback([Opts, &Common, &ExitCode] {
+    if (Opts->Perf.empty())
+      Opts->Perf = defaultPerf();
+    SourceManager SM;
+    DiagnosticEngine Diags(SM);
+    configure(Diags, Common);
+    ExitCode = Tuner(*Opts, Diags, SM).run() ? 0 : 1;
+  });
+}
+
+} // namespace cclc::driver
