@@ -52,7 +52,7 @@ struct SliceRef {
   BufferKind Buffer = BufferKind::Output;
   int32_t Chunk = 0;
   int32_t Count = 0;
-  constexpr bool overlaps(const SliceRef &Other) const {
+  CCLC_HD constexpr bool overlaps(const SliceRef &Other) const {
     return Buffer == Other.Buffer && Chunk < Other.Chunk + Other.Count &&
            Other.Chunk < Chunk + Count;
   }
@@ -114,6 +114,12 @@ template <class T> struct ProgramBuffers {
   }
 };
 
+/// Whether S receives a whole message into Dst, unmixed with what Dst held:
+/// a message a sender may write there itself.
+CCLC_HD constexpr bool receivesWhole(const ProgramStep &S) {
+  return S.Op == OpKind::Recv || S.Op == OpKind::RecvCopySend;
+}
+
 /// Runs Count encoded steps of one channel for one round. Prims is the
 /// target's table of primitives (static member templates named like the
 /// primitives, over element type T and operator Op); Net gives the channel's
@@ -126,7 +132,15 @@ CCLC_HD void runSteps(const ProgramStep *Steps, uint32_t Count, const ProgramBuf
     const ProgramStep &S = Steps[I];
     switch (S.Op) {
     case OpKind::Send:
-      Prims::template send<T, Op>(Links.out(S.SendPeer, Channel), Bufs.source(S.Src));
+      // A receive straight after a send may be ready before the send is
+      // done: the executor may offer its buffer first (see
+      // sendBeforeReceive), when the send does not read it.
+      if (I + 1 < Count && receivesWhole(Steps[I + 1]) && !S.Src.overlaps(Steps[I + 1].Dst))
+        Prims::template sendBeforeReceive<T, Op>(
+            Links.out(S.SendPeer, Channel), Bufs.source(S.Src),
+            Links.in(Steps[I + 1].RecvPeer, Channel), Bufs.destination(Steps[I + 1].Dst));
+      else
+        Prims::template send<T, Op>(Links.out(S.SendPeer, Channel), Bufs.source(S.Src));
       break;
     case OpKind::Recv:
       Prims::template recv<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));

@@ -19,6 +19,11 @@ struct PrimitiveTable {
   template <class T, class Op> __device__ static void send(Outbox &Out, Slice<const T> Src) {
     cuda::send<T, Op>(Out, Src);
   }
+  /// Device FIFOs take no offers: the receive after the send is not begun.
+  template <class T, class Op>
+  __device__ static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &, Slice<T>) {
+    cuda::send<T, Op>(Out, Src);
+  }
   template <class T, class Op> __device__ static void recv(Inbox &In, Slice<T> Dst) {
     cuda::recv<T, Op>(In, Dst);
   }

@@ -19,6 +19,21 @@ struct PrimitiveTable {
   template <class T, class Op> static void send(Outbox &Out, Slice<const T> Src) {
     host::send<T, Op>(Out, Src);
   }
+  /// Offers Dst to In's sender before sending, so that a peer sending at
+  /// the same time writes straight into it (ring neighbours both sending
+  /// first would otherwise both copy through slots). The send may wait a
+  /// moment for its receiver's offer, as an exchange's does: a receiver
+  /// that runs the same step offers before it sends.
+  template <class T, class Op>
+  static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &In, Slice<T> Dst) {
+    host::offerAhead(In, Dst);
+    try {
+      host::sendOrWrite(Out, Src, /*MayWait=*/true);
+    } catch (...) {
+      In.withdraw();
+      throw;
+    }
+  }
   template <class T, class Op> static void recv(Inbox &In, Slice<T> Dst) {
     host::recv<T, Op>(In, Dst);
   }

@@ -202,6 +202,17 @@ template <class T> bool receiveOffered(Inbox &In, const Slice<T> &Dst) {
   return true;
 }
 
+/// Offers Dst to the sender of In's next message before this rank gets to
+/// the receive, when Dst is large and in at most two runs; the receive
+/// (receiveOffered) then finds the offer made.
+template <class T> void offerAhead(Inbox &In, const Slice<T> &Dst) {
+  if (!In.DirectMin)
+    return;
+  DirectRuns<T> Runs(Dst);
+  if (Runs.N && Runs.Bytes >= In.DirectMin)
+    In.offer(Runs.runs(), Runs.Bytes);
+}
+
 /// Tells the sender of In's next message, which is combined into Acc, not
 /// to wait for an offer.
 template <class T> void declineOffer(Inbox &In, const Slice<T> &Acc) {

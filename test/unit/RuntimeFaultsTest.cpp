@@ -11,6 +11,8 @@
 #include "RuntimeTestSupport.h"
 
 #include <sys/wait.h>
+#include <algorithm>
+#include <functional>
 #include <thread>
 
 namespace cclc::test {
@@ -36,24 +38,33 @@ void expectFailed(cclcComm_t Comm, cclcResult_t Result, std::vector<float> &Buff
 
 class Faults : public ::testing::TestWithParam<const char *> {};
 
-TEST_P(Faults, ARankKilledMidCollectiveFailsEveryOtherRankWithinTheTimeout) {
+/// A collective of the test's: Count floats of Send per rank into Recv.
+using Collective = std::function<cclcResult_t(const std::vector<float> &Send,
+                                              std::vector<float> &Recv, cclcComm_t Comm)>;
+
+/// Runs Call on 4 ranks of Transport until rank 2 is killed, and checks that
+/// every other rank's call fails within the timeout, that its communicator
+/// refuses more, and that nothing writes its output after the call returned
+/// (a receiver offers its output for peers to write straight into, and
+/// withdraws the offer when the call fails).
+void killMidCollective(const char *TransportName, int RecvPerSend, const Collective &Call) {
   constexpr int NRanks = 4, Victim = 2;
-  constexpr milliseconds Timeout(1500), KillAfter(30), Slack(2500);
-  ScopedTransport Transport(GetParam());
+  constexpr milliseconds Timeout(1500), KillAfter(30), Slack(2500), Settle(200);
+  ScopedTransport Transport(TransportName);
   ScopedEnv TimeoutEnv("CCLC_TIMEOUT_MS", std::to_string(Timeout.count()));
   std::vector<int> Status = perf::runLocalRanks(
       NRanks,
       [&](int Rank, const cclcUniqueId &Id) {
         cclcComm_t Comm = nullptr;
         ok(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
-        std::vector<float> Send(1 << 20, 1.0f), Recv(Send.size());
-        auto AllReduce = [&] {
-          return cclcAllReduce(Send.data(), Recv.data(), Send.size(), cclcFloat32, cclcSum, Comm,
-                               nullptr);
-        };
-        ok(AllReduce(), "the first allreduce");
-        cclcResult_t Result =
-            callUntilPeerDies(Rank, Victim, KillAfter, Timeout + Slack, AllReduce);
+        std::vector<float> Send(1 << 20, 1.0f), Recv(Send.size() * RecvPerSend);
+        auto Once = [&] { return Call(Send, Recv, Comm); };
+        ok(Once(), "the first call");
+        cclcResult_t Result = callUntilPeerDies(Rank, Victim, KillAfter, Timeout + Slack, Once);
+        std::fill(Recv.begin(), Recv.end(), -7.0f);
+        std::this_thread::sleep_for(Settle);
+        expect(std::all_of(Recv.begin(), Recv.end(), [](float X) { return X == -7.0f; }),
+               "the output is left alone once the failed call returned");
         expectFailed(Comm, Result, Recv);
         return 0;
       },
@@ -63,6 +74,21 @@ TEST_P(Faults, ARankKilledMidCollectiveFailsEveryOtherRankWithinTheTimeout) {
     EXPECT_EQ(perf::describeStatus(Status[size_t(Rank)]).substr(0, Want.size()), Want)
         << "rank " << Rank;
   }
+}
+
+TEST_P(Faults, ARankKilledMidAllReduceFailsEveryOtherRankWithinTheTimeout) {
+  killMidCollective(GetParam(), 1, [](const auto &Send, auto &Recv, cclcComm_t Comm) {
+    return cclcAllReduce(Send.data(), Recv.data(), Send.size(), cclcFloat32, cclcSum, Comm,
+                         nullptr);
+  });
+}
+
+/// The ring allgather sends its own block while it offers the buffer of the
+/// block it receives next.
+TEST_P(Faults, ARankKilledMidAllGatherFailsEveryOtherRankWithinTheTimeout) {
+  killMidCollective(GetParam(), 4, [](const auto &Send, auto &Recv, cclcComm_t Comm) {
+    return cclcAllGather(Send.data(), Recv.data(), Send.size(), cclcFloat32, Comm, nullptr);
+  });
 }
 
 TEST_P(Faults, AbortFromAnotherThreadStopsTheCallAndThePeersAtOnce) {
