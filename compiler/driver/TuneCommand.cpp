@@ -20,6 +20,7 @@
 #include "compiler/cost/Explain.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -138,6 +140,17 @@ bool parsePerfTable(const std::string &Text, std::vector<std::pair<uint64_t, dou
   if (Rows.empty())
     Error = "it printed no results";
   return !Rows.empty();
+}
+
+/// The "collective" a JSON file in the output directory declares; empty
+/// when it is not a plan at all (a job loading the directory would refuse
+/// it, but that is not tune's to decide).
+std::string planCollective(const std::filesystem::path &File) {
+  std::ifstream In(File);
+  nlohmann::json Plan = nlohmann::json::parse(In, nullptr, /*allow_exceptions=*/false);
+  return Plan.is_object() && Plan.contains("collective") && Plan["collective"].is_string()
+             ? Plan["collective"].get<std::string>()
+             : std::string();
 }
 
 double median(std::vector<double> Values) {
@@ -331,16 +344,22 @@ bool Tuner::run() {
   if (*parseMemorySize(Opts.MinBytes) > *parseMemorySize(Opts.MaxBytes))
     return error("--min-bytes " + Opts.MinBytes + " is larger than --max-bytes " + Opts.MaxBytes);
 
-  // Plans of an earlier tune would be loaded beside these and fight over
-  // the sizes: the directory must hold none.
+  // Plans of this collective from an earlier tune would be loaded beside
+  // these and fight over the sizes: the directory must hold none. Other
+  // collectives' plans may share it, so one directory serves a whole job.
   std::error_code Error;
   std::filesystem::create_directories(Opts.Output, Error);
   if (Error)
     return error("cannot make directory " + Opts.Output + ": " + Error.message());
-  for (const auto &Entry : std::filesystem::directory_iterator(Opts.Output, Error))
-    if (Entry.path().extension() == ".json")
-      return error(Opts.Output + " already holds plans (" + Entry.path().filename().string() +
-                   "); a job would load them beside the tuned ones: empty it or name another");
+  for (const auto &Entry : std::filesystem::directory_iterator(Opts.Output, Error)) {
+    if (Entry.path().extension() != ".json" ||
+        planCollective(Entry.path()) != plan::collectiveName(*Collective))
+      continue;
+    return error(Opts.Output + " already holds " + Opts.Collective + " plans (" +
+                 Entry.path().filename().string() +
+                 "); a job would load them beside the tuned ones: remove them or name another "
+                 "directory");
+  }
 
   std::string Template = (std::filesystem::temp_directory_path() / "cclc-tune-XXXXXX").string();
   if (!::mkdtemp(Template.data()))
