@@ -157,17 +157,6 @@ RankSets::Id RankSets::merge(Id A, Id B) {
   return LastMerged;
 }
 
-template <class F> RankSets::Id RankSets::renamed(Id A, F Rename) {
-  const uint64_t *X = bits(A, ScratchA);
-  std::fill(Scratch.begin(), Scratch.end(), 0);
-  for (size_t W = 0; W < Words; ++W)
-    for (uint64_t Word = X[W]; Word != 0; Word &= Word - 1) {
-      const size_t To = size_t(Rename(int32_t(W * 64) + std::countr_zero(Word)));
-      Scratch[To / 64] |= uint64_t(1) << (To % 64);
-    }
-  return intern();
-}
-
 RankSets::Id RankSets::rotated(Id A, int32_t By) {
   CCLC_ASSERT(A != NoSet, "renaming a chunk without data");
   if (isRun(A))

@@ -19,6 +19,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -47,6 +49,17 @@ public:
   Id rotated(Id A, int32_t By);
   /// A with every rank x renamed x ^ Mask (a power-of-two rank count).
   Id xored(Id A, int32_t Mask);
+  /// A with every rank x renamed Rename(x), a permutation of the ranks.
+  template <class F> Id renamed(Id A, F Rename) {
+    const uint64_t *X = bits(A, ScratchA);
+    std::fill(Scratch.begin(), Scratch.end(), 0);
+    for (size_t W = 0; W < Words; ++W)
+      for (uint64_t Word = X[W]; Word != 0; Word &= Word - 1) {
+        const size_t To = size_t(Rename(int32_t(W * 64) + std::countr_zero(Word)));
+        Scratch[To / 64] |= uint64_t(1) << (To % 64);
+      }
+    return intern();
+  }
   /// The lowest rank in both, or -1 when they are disjoint.
   int32_t firstShared(Id A, Id B) const;
   /// "rank 2", "ranks 0, 1, 5", "all 8 ranks".
@@ -68,8 +81,6 @@ private:
   Id run(int32_t Start, int32_t Length) const;
   /// The set of ranks [Start, Start + Length) modulo NRanks, numbered.
   Id ranks(int32_t Start, int32_t Length);
-  /// The number of A with each rank x renamed Rename(x).
-  template <class F> Id renamed(Id A, F Rename);
   /// Sets the bits of ranks [Start, Start + Length) modulo NRanks in Into.
   void addRun(uint64_t *Into, int32_t Start, int32_t Length) const;
   /// A's bits: stored, or written into Into for a run (none for NoSet).

@@ -2,16 +2,28 @@
 
 #include "plan/Symmetry.h"
 
+#include <algorithm>
 #include <bit>
 
 namespace cclc::verify {
 
 using namespace sched;
 
-Symmetry::Symmetry(SymmetryKind Kind, const Schedule &S)
+Symmetry::Symmetry(SymmetryKind Kind, const Schedule &S, std::vector<int32_t> PhysicalOf)
     : Kind(Kind), NRanks(S.NRanks), Regions(S.NChannels),
-      RegionChunks(S.channelChunks(BufferKind::Output)),
-      Shifts(size_t(S.NRanks) * S.NChannels, 0) {}
+      RegionChunks(S.channelChunks(BufferKind::Output)), Physical(std::move(PhysicalOf)),
+      Label(Physical.size()), Shifts(size_t(S.NRanks) * S.NChannels, 0) {
+  for (int32_t L = 0; L < NRanks; ++L) {
+    Label[Physical[L]] = L;
+    Identity = Identity && Physical[L] == L;
+  }
+}
+
+RankSets::Id Symmetry::ranks(RankSets &Sets, RankSets::Id A, int32_t R) const {
+  if (!Identity)
+    return Sets.renamed(A, [&](int32_t X) { return rank(R, X); });
+  return Kind == SymmetryKind::Xor ? Sets.xored(A, R) : Sets.rotated(A, R);
+}
 
 int32_t Symmetry::chunk(int32_t R, int32_t C) const {
   const int32_t Region = C / RegionChunks, Offset = C % RegionChunks;
@@ -29,21 +41,23 @@ int32_t Symmetry::chunkBack(int32_t R, int32_t C) const {
 
 namespace {
 
-/// Proves that every rank's program is rank 0's renamed by one kind of
-/// symmetry. Rank by rank, it first reads t_r off the message slices (which
-/// fix it), then checks every step against rank 0's with t_r known; last,
-/// it checks that the renamings compose as the group's elements do, which
-/// the verifier's use of them relies on (renaming by p, then by r, is
-/// renaming by the rank that takes 0 to r's image of p).
+/// Proves that every rank's program is the representative's renamed by one
+/// kind of symmetry. Rank by rank, it first reads t_r off the message
+/// slices (which fix it), then checks every step against the
+/// representative's with t_r known; last, it checks that the renamings
+/// compose as the group's elements do, which the verifier's use of them
+/// relies on (renaming by p, then by r, is renaming by the rank that takes
+/// the representative to r's image of p).
 class SymmetryProof {
 public:
-  SymmetryProof(const Schedule &S, Symmetry &Sym, std::vector<int32_t> &Shifts)
-      : S(S), Sym(Sym), Shifts(Shifts), RegionChunks(S.channelChunks(BufferKind::Output)),
-        Known(Shifts.size(), 0) {}
+  SymmetryProof(const Schedule &S, Symmetry &Sym, std::vector<int32_t> &Shifts,
+                const std::vector<int32_t> &Physical)
+      : S(S), Sym(Sym), Shifts(Shifts), Physical(Physical), Representative(Physical[0]),
+        RegionChunks(S.channelChunks(BufferKind::Output)), Known(Shifts.size(), 0) {}
 
   bool run() {
-    for (int32_t R = 1; R < S.NRanks; ++R)
-      if (!sameSteps(R) || !sameLocalSlices(R))
+    for (int32_t R = 0; R < S.NRanks; ++R)
+      if (R != Representative && (!sameSteps(R) || !sameLocalSlices(R)))
         return false;
     return composes();
   }
@@ -62,7 +76,7 @@ private:
   /// of messages, from which t_r is learned.
   bool sameSteps(int32_t R) {
     for (int32_t H = 0; H < S.NChannels; ++H) {
-      const std::vector<Step> &Rep = S.Ranks[0].Channels[H].Steps;
+      const std::vector<Step> &Rep = S.Ranks[Representative].Channels[H].Steps;
       const std::vector<Step> &Mine = S.Ranks[R].Channels[H].Steps;
       if (Rep.size() != Mine.size())
         return false;
@@ -81,7 +95,7 @@ private:
   }
 
   bool samePeer(int32_t R, int32_t Rep, int32_t Mine) const {
-    return Rep < 0 ? Mine == Rep : Mine == Sym.rank(R, Rep);
+    return Rep < 0 || Rep >= S.NRanks ? Mine == Rep : Mine == Sym.rank(R, Rep);
   }
 
   /// Message slices must be renamed whole: the same size, t_r agreeing with
@@ -116,11 +130,11 @@ private:
     return true;
   }
 
-  /// Copies and reductions within a rank: renaming rank 0's slices must
+  /// Copies and reductions within a rank: renaming the representative's slices must
   /// pair each source chunk with the destination chunk rank R pairs it with.
   bool sameLocalSlices(int32_t R) {
     for (int32_t H = 0; H < S.NChannels; ++H) {
-      const std::vector<Step> &Rep = S.Ranks[0].Channels[H].Steps;
+      const std::vector<Step> &Rep = S.Ranks[Representative].Channels[H].Steps;
       const std::vector<Step> &Mine = S.Ranks[R].Channels[H].Steps;
       for (size_t I = 0; I < Rep.size();) {
         const size_t End = inputCopiesEnd(Rep, I);
@@ -145,7 +159,7 @@ private:
 
   /// One past a run of copies from input starting at I (I when there is
   /// none). The chunking pass cuts `copy(input, output)` into pieces at
-  /// fixed offsets, so renamed, rank 0's pieces are not rank R's: only the
+  /// fixed offsets, so renamed, the representative's pieces are not rank R's: only the
   /// run as a whole is. Input never changes and the pieces' destinations
   /// are disjoint (sameInputCopies checks), so the order within the run
   /// does not matter.
@@ -157,7 +171,7 @@ private:
   }
 
   /// Whether copies [I, End) of rank R write each chunk from the input
-  /// chunk renamed rank 0's copies write its preimage from, every chunk
+  /// chunk the representative's copies, renamed, write its preimage from, every chunk
   /// written once.
   bool sameInputCopies(int32_t R, const std::vector<Step> &Rep, const std::vector<Step> &Mine,
                        size_t I, size_t End) {
@@ -209,18 +223,18 @@ private:
     return true;
   }
 
-  /// t_r must be additive in r (rotation: t_r = t_{r-1} + t_1; xor: t_r is
-  /// the xor of t over r's bits), so that renaming by p and then by r is
-  /// the renaming of the rank r's renaming takes p to.
+  /// t must be additive in the labels (rotation: t of label l is t of l - 1
+  /// plus t of 1; xor: the xor of t over l's bits), so that renaming by p
+  /// and then by r is the renaming of the rank r's renaming takes p to.
   bool composes() const {
-    for (int32_t R = 2; R < S.NRanks; ++R)
+    auto T = [&](int32_t L, int32_t G) { return Shifts[at(Physical[L], G)]; };
+    for (int32_t L = 2; L < S.NRanks; ++L)
       for (int32_t G = 0; G < S.NChannels; ++G) {
-        const int32_t T = Shifts[at(R, G)];
         if (xorKind()) {
-          const int32_t Low = R & -R;
-          if (Low != R && T != (Shifts[at(R ^ Low, G)] ^ Shifts[at(Low, G)]))
+          const int32_t Low = L & -L;
+          if (Low != L && T(L, G) != (T(L ^ Low, G) ^ T(Low, G)))
             return false;
-        } else if (T != (Shifts[at(R - 1, G)] + Shifts[at(1, G)]) % RegionChunks) {
+        } else if (T(L, G) != (T(L - 1, G) + T(1, G)) % RegionChunks) {
           return false;
         }
       }
@@ -230,11 +244,13 @@ private:
   const Schedule &S;
   const Symmetry &Sym;
   std::vector<int32_t> &Shifts;
+  const std::vector<int32_t> &Physical;
+  const int32_t Representative;
   int32_t RegionChunks;
   /// Per rank and region, the bits of t_r that some message fixed.
   std::vector<int32_t> Known;
   /// sameInputCopies' map from a written chunk (output, then scratch) to
-  /// the input chunk renamed rank 0 copies there.
+  /// the input chunk the representative, renamed, copies there.
   std::vector<int32_t> SourceOf;
 };
 
@@ -251,14 +267,23 @@ std::optional<Symmetry> findSymmetry(const Schedule &S) {
   for (const RankProgram &P : S.Ranks)
     if (static_cast<int32_t>(P.Channels.size()) != S.NChannels)
       return std::nullopt;
-  for (SymmetryKind Kind : {SymmetryKind::Rotation, SymmetryKind::Xor}) {
-    if (Kind == SymmetryKind::Xor && (!std::has_single_bit(uint32_t(S.NRanks)) ||
-                                      !std::has_single_bit(uint32_t(RegionChunks))))
-      continue;
-    Symmetry Sym(Kind, S);
-    if (SymmetryProof(S, Sym, Sym.Shifts).run())
-      return Sym;
-  }
+  // Ranks in physical order, then, when the algorithm remaps them, in the
+  // logical order it was written in (a butterfly placed one rank on).
+  std::vector<std::vector<int32_t>> Labelings(1, std::vector<int32_t>(S.NRanks));
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    Labelings[0][R] = R;
+  if (S.Remap != Labelings[0] && std::is_permutation(S.Remap.begin(), S.Remap.end(),
+                                                     Labelings[0].begin(), Labelings[0].end()))
+    Labelings.push_back(S.Remap);
+  for (const std::vector<int32_t> &Physical : Labelings)
+    for (SymmetryKind Kind : {SymmetryKind::Rotation, SymmetryKind::Xor}) {
+      if (Kind == SymmetryKind::Xor && (!std::has_single_bit(uint32_t(S.NRanks)) ||
+                                        !std::has_single_bit(uint32_t(RegionChunks))))
+        continue;
+      Symmetry Sym(Kind, S, Physical);
+      if (SymmetryProof(S, Sym, Sym.Shifts, Sym.Physical).run())
+        return Sym;
+    }
   return std::nullopt;
 }
 

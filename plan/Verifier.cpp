@@ -137,7 +137,7 @@ std::string chunkCount(int32_t Count) {
 
 class Verifier {
 public:
-  /// With Sym, runs rank 0 alone (the quotient of the schedule by its
+  /// With Sym, runs its representative alone (the quotient of the schedule by its
   /// symmetry) and reports nothing: a failure there is reported by the
   /// exhaustive run that follows it.
   Verifier(const Schedule &S, DiagnosticEngine &Diags, const Symmetry *Sym)
@@ -170,8 +170,11 @@ private:
   int32_t actorIndex(int32_t Rank, int32_t Channel) const {
     return Sym ? Channel : Rank * S.NChannels + Channel;
   }
-  /// The ranks that run: all, or rank 0 alone under a symmetry.
+  /// The ranks that run: all, or the representative alone under a
+  /// symmetry; I counts them from 0, and indexes their buffers.
   int32_t runningRanks() const { return Sym ? 1 : S.NRanks; }
+  int32_t runningRank(int32_t I) const { return Sym ? Sym->representative() : I; }
+  int32_t bufferIndex(int32_t Rank) const { return Sym ? 0 : Rank; }
 
   // Running.
   void simulate();
@@ -181,7 +184,8 @@ private:
   void stage(Actor &A, int32_t Index, const Slice &Data);
   void receive(Actor &A, int32_t Index, Connection &C);
   /// Under a symmetry: the message rank Peer sent, as the image of what
-  /// rank 0 sent at the same step, in the order Peer's slice lays it out.
+  /// the representative sent at the same step, in the order Peer's slice lays
+  /// it out.
   const ContentArray &peerMessage(int32_t Peer, int32_t Channel, const Message &M,
                                   size_t Base);
   void commit(Connection &C);
@@ -361,9 +365,10 @@ int32_t Verifier::connection(Actor &A, int32_t Peer, bool Outgoing) {
   const int Dir = Outgoing ? 1 : 0;
   if (A.LastPeer[Dir] == Peer)
     return A.LastConnection[Dir];
-  // Under a symmetry, what rank Peer sends rank 0 is the image of what rank
-  // 0 sends the rank that Peer's inverse renaming takes 0 to: one queue,
-  // which rank 0 fills as the sender and empties as the receiver.
+  // Under a symmetry, what rank Peer sends the representative is the image
+  // of what the representative sends the rank that Peer's inverse renaming
+  // takes it to: one queue, which the representative fills as the sender
+  // and empties as the receiver.
   const int32_t Sender = Outgoing || Sym ? A.Rank : Peer;
   const int32_t Receiver = Outgoing ? Peer : Sym ? Sym->inverse(Peer) : A.Rank;
   const uint64_t Key =
@@ -388,7 +393,8 @@ void Verifier::setUp() {
   int32_t MaxLocal = 1;
   uint64_t Group = 0;
   Actors.reserve(static_cast<size_t>(runningRanks()) * S.NChannels);
-  for (int32_t R = 0; R < runningRanks(); ++R) {
+  for (int32_t Running = 0; Running < runningRanks(); ++Running) {
+    const int32_t R = runningRank(Running);
     for (int32_t Ch = 0; Ch < S.NChannels; ++Ch) {
       Actor A;
       A.Rank = R;
@@ -404,7 +410,7 @@ void Verifier::setUp() {
           const Step &St = Steps[I];
           if ((plan::opReadsSource(St.Op) && St.Src.Buffer == BufferKind::Scratch) ||
               (writesDestination(St.Op) && St.Dst.Buffer == BufferKind::Scratch))
-            UsesScratch[R] = true;
+            UsesScratch[size_t(Running)] = true;
           if (St.Op == OpKind::Copy || St.Op == OpKind::Reduce)
             MaxLocal = std::max(MaxLocal, St.Src.Count);
           if (opReceives(St.Op)) {
@@ -448,10 +454,10 @@ void Verifier::setUp() {
   const int32_t ScratchChunks = S.bufferChunks(BufferKind::Scratch);
   Outputs.resize(runningRanks());
   Scratches.resize(runningRanks());
-  for (int32_t R = 0; R < runningRanks(); ++R) {
-    Outputs[R] = {ContentArray(OutputChunks, Sets), std::vector<Writer>(OutputChunks)};
-    if (UsesScratch[R])
-      Scratches[R] = {ContentArray(ScratchChunks, Sets), std::vector<Writer>(ScratchChunks)};
+  for (int32_t I = 0; I < runningRanks(); ++I) {
+    Outputs[I] = {ContentArray(OutputChunks, Sets), std::vector<Writer>(OutputChunks)};
+    if (UsesScratch[I])
+      Scratches[I] = {ContentArray(ScratchChunks, Sets), std::vector<Writer>(ScratchChunks)};
   }
 }
 
@@ -461,7 +467,7 @@ void Verifier::setUp() {
 
 Buffer &Verifier::buffer(int32_t Rank, BufferKind Buf) {
   CCLC_ASSERT(Buf != BufferKind::Input, "input is not tracked: it never changes");
-  return Buf == BufferKind::Output ? Outputs[Rank] : Scratches[Rank];
+  return Buf == BufferKind::Output ? Outputs[bufferIndex(Rank)] : Scratches[bufferIndex(Rank)];
 }
 
 void Verifier::wake(int32_t Index) {
@@ -613,9 +619,10 @@ void Verifier::receive(Actor &A, int32_t Index, Connection &C) {
 const ContentArray &Verifier::peerMessage(int32_t Peer, int32_t Channel, const Message &M,
                                           size_t Base) {
   // Element J of Peer's message is Peer's chunk Sent.Chunk + J, which holds
-  // the image of what rank 0's chunk chunkBack(Sent.Chunk + J) held when
-  // rank 0 ran the same send.
-  const Slice &Mine = S.Ranks[0].Channels[Channel].Steps[M.SendIndex].sentSlice();
+  // the image of what the representative's chunk chunkBack(Sent.Chunk + J)
+  // held when it ran the same send.
+  const Slice &Mine =
+      S.Ranks[Sym->representative()].Channels[Channel].Steps[M.SendIndex].sentSlice();
   const Slice &Sent = S.Ranks[Peer].Channels[Channel].Steps[M.SendIndex].sentSlice();
   for (int32_t J = 0; J < M.Count; ++J) {
     const size_t From = Base + size_t(Sym->chunkBack(Peer, Sent.Chunk + J) - Mine.Chunk);
@@ -623,10 +630,8 @@ const ContentArray &Verifier::peerMessage(int32_t Peer, int32_t Channel, const M
       Renamed.poison(size_t(J));
       continue;
     }
-    const RankSets::Id Ranks = Sym->kind() == SymmetryKind::Xor
-                                   ? Sets.xored(Payloads.rankSet(From), Peer)
-                                   : Sets.rotated(Payloads.rankSet(From), Peer);
-    Renamed.setContent(size_t(J), Sym->chunk(Peer, Payloads.label(From)), Ranks);
+    Renamed.setContent(size_t(J), Sym->chunk(Peer, Payloads.label(From)),
+                       Sym->ranks(Sets, Payloads.rankSet(From), Peer));
   }
   return Renamed;
 }
@@ -845,10 +850,12 @@ void Verifier::checkPostcondition() {
   const std::string Collective(plan::collectiveName(S.Collective));
   const int32_t OutputChunks = S.bufferChunks(BufferKind::Output);
   ContentArray Want(1, Sets);
-  // Under a symmetry rank R's output is the image of rank 0's, and so is
-  // allreduce's promise for it: proving rank 0 proves them all.
-  for (int32_t R = 0; R < runningRanks(); ++R) {
-    const Buffer &Out = Outputs[R];
+  // Under a symmetry every rank's output is the image of the
+  // representative's, and so is allreduce's promise for it: proving the
+  // representative proves them all.
+  for (int32_t I = 0; I < runningRanks(); ++I) {
+    const int32_t R = runningRank(I);
+    const Buffer &Out = Outputs[size_t(I)];
     for (int32_t Chunk = 0; Chunk < OutputChunks; ++Chunk) {
       const OutputExpectation E = expectedOutput(S, R, Chunk);
       if (!E.Constrained)
@@ -921,8 +928,8 @@ bool Verifier::run() {
 const char *proofName(ProofKind Proof) {
   switch (Proof) {
   case ProofKind::Exhaustive: return "every rank's program run";
-  case ProofKind::Rotation: return "rank 0's program run under a rotation of the ranks";
-  case ProofKind::Xor: return "rank 0's program run under a flip of rank bits";
+  case ProofKind::Rotation: return "one rank's program run under a rotation of the ranks";
+  case ProofKind::Xor: return "one rank's program run under a flip of rank bits";
   }
   CCLC_UNREACHABLE("every proof has a name");
 }

@@ -24,9 +24,9 @@
 // A wrong chunk is reported once, where it went wrong: its descendants are
 // poisoned rather than reported again.
 //
-// A schedule that is the image of rank 0's program under a symmetry (a ring
-// rotated, a butterfly's bits flipped: Symmetry.h) is first run at rank 0
-// alone, every message from a peer taken as the image of rank 0's own. Its
+// A schedule that is the image of one rank's program under a symmetry (a ring
+// rotated, a butterfly's bits flipped: Symmetry.h) is first run at that rank
+// alone, every message from a peer taken as the image of the rank's own. Its
 // cost is one rank's, not n ranks'. Only when that run fails is the schedule
 // run rank by rank, which reports what is wrong.
 //
@@ -38,11 +38,11 @@
 
 namespace cclc::verify {
 
-/// How a schedule was proved: rank by rank, or at rank 0 alone under a
+/// How a schedule was proved: rank by rank, or at one rank alone under a
 /// symmetry (Symmetry.h) of every rank's program.
 enum class ProofKind : uint8_t { Exhaustive, Rotation, Xor };
 
-/// "every rank's program run", "rank 0's program run under a rotation of
+/// "every rank's program run", "one rank's program run under a rotation of
 /// the ranks" or "... under a flip of rank bits", for --stats.
 const char *proofName(ProofKind Proof);
 

@@ -7,7 +7,7 @@
 // memory. Every case runs in a forked child so that its peak is its own. The
 // goals: a 1024-rank ring in under 1 s and a plan under 10 MB; 8192 ranks in
 // under 10 s and 2 GiB. A ring's schedule holds 2 n^2 steps, so rings above
-// 1024 ranks are not run (4096 ranks would hold 33.5 million steps, over
+// 2048 ranks are not run (4096 ranks would hold 33.5 million steps, about
 // 3 GiB). Then a seeded wrong halving-doubling allreduce
 // (Inputs/wrong-halving-doubling.ccl) must be rejected at 8192 ranks.
 //
@@ -179,8 +179,8 @@ int main() {
   std::vector<Case> Cases;
   for (const char *Algorithm : {"ring-allreduce", "tree-allreduce", "butterfly-allreduce",
                                 "halving-doubling-allreduce"})
-    for (int32_t NRanks : {8, 64, 512, 1024, 4096, 8192})
-      if (NRanks <= 1024 || std::string(Algorithm) != "ring-allreduce")
+    for (int32_t NRanks : {8, 64, 512, 1024, 2048, 4096, 8192})
+      if (NRanks <= 2048 || std::string(Algorithm) != "ring-allreduce")
         Cases.push_back({libraryFile(Algorithm), NRanks, 1});
   for (const char *Algorithm : {"ring-allreduce", "tree-allreduce"})
     Cases.push_back({libraryFile(Algorithm), 1024, 4});

@@ -85,6 +85,9 @@ TEST_F(SymmetryTest, RingsRotateAndHalvingDoublingFlipsBits) {
   // order: a rank whose renaming swaps the pieces sends them in the other
   // order, so no step-by-step image exists.
   EXPECT_EQ(proofOf(build("halving-doubling-allreduce", 8, 2)), ProofKind::Exhaustive);
+  // The butterfly flips bits of the logical ranks its remap places.
+  for (int32_t N : {4, 8, 64})
+    EXPECT_EQ(proofOf(build("butterfly-allreduce", N)), ProofKind::Xor) << N << " ranks";
   // A tree's root and leaves run different programs: proved rank by rank.
   EXPECT_EQ(proofOf(build("tree-allreduce", 8)), ProofKind::Exhaustive);
 }
@@ -110,7 +113,8 @@ TEST_F(SymmetryTest, MutantsGetTheExhaustiveVerdictAndMessages) {
   int Rejected = 0, StillSymmetric = 0;
   for (const Subject &Sub :
        {Subject{"ring-allreduce", 5, 1, 1}, Subject{"ring-allreduce", 6, 2, 1},
-        Subject{"ring-allreduce", 4, 1, 2}, Subject{"halving-doubling-allreduce", 8, 1, 1}}) {
+        Subject{"ring-allreduce", 4, 1, 2}, Subject{"halving-doubling-allreduce", 8, 1, 1},
+        Subject{"butterfly-allreduce", 8, 1, 1}}) {
     const Schedule Original = build(Sub.Name, Sub.NRanks, Sub.ChunksFactor, Sub.Rings);
     const std::optional<verify::Symmetry> Sym = verify::findSymmetry(Original);
     ASSERT_TRUE(Sym) << Sub.Name;
