@@ -125,6 +125,7 @@ public:
   ExprPtr Base;
   std::string Member;
   SourceRange MemberRange;
+  const struct BuiltinMember *Info = nullptr; ///< Set by sema.
 };
 
 /// `buf[i]` (chunk i), `buf[a .. b]` (chunks a to b-1) or `list[i]` (an element).
@@ -262,6 +263,11 @@ public:
   SourceRange NameRange;
   std::vector<ExprPtr> Args;
   const struct OperationInfo *Info = nullptr; ///< Set by sema.
+  /// Set by sema from Info, so that instantiation compares no names: the
+  /// effect as an operation kind (none when it has none), and whether Info is
+  /// a primitive of the template library rather than the effect itself.
+  std::optional<plan::OpKind> EffectKind;
+  bool ByPrimitive = false;
 };
 
 //===----------------------------------------------------------------------===//

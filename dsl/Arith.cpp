@@ -22,48 +22,33 @@ EvalResult evalUnary(UnaryOp Op, int64_t Operand) {
   CCLC_UNREACHABLE("unknown unary operator");
 }
 
-static EvalResult overflow(BinaryOp Op, int64_t Lhs, int64_t Rhs) {
-  return EvalResult::fail("integer overflow in " + std::to_string(Lhs) + " " +
-                          std::string(binaryOpSpelling(Op)) + " " + std::to_string(Rhs));
-}
-
-EvalResult evalBinary(BinaryOp Op, int64_t Lhs, int64_t Rhs) {
-  int64_t Result = 0;
+bool tryBinary(BinaryOp Op, int64_t Lhs, int64_t Rhs, int64_t &Result) {
   switch (Op) {
   case BinaryOp::Add:
-    if (__builtin_add_overflow(Lhs, Rhs, &Result))
-      return overflow(Op, Lhs, Rhs);
-    return EvalResult::ok(Result);
+    return !__builtin_add_overflow(Lhs, Rhs, &Result);
   case BinaryOp::Sub:
-    if (__builtin_sub_overflow(Lhs, Rhs, &Result))
-      return overflow(Op, Lhs, Rhs);
-    return EvalResult::ok(Result);
+    return !__builtin_sub_overflow(Lhs, Rhs, &Result);
   case BinaryOp::Pow: {
     if (Rhs < 0)
-      return EvalResult::fail("negative exponent " + std::to_string(Rhs) +
-                              " (integers have no fractions)");
+      return false;
     // Square-and-multiply; any overflow on the way is an overflow of the
     // result, since |Lhs| >= 2 only grows.
     int64_t Base = Lhs, Power = 1;
     for (int64_t E = Rhs; E > 0; E >>= 1) {
       if ((E & 1) && __builtin_mul_overflow(Power, Base, &Power))
-        return overflow(Op, Lhs, Rhs);
+        return false;
       if (E > 1 && __builtin_mul_overflow(Base, Base, &Base))
-        return overflow(Op, Lhs, Rhs);
+        return false;
     }
-    return EvalResult::ok(Power);
+    Result = Power;
+    return true;
   }
   case BinaryOp::Mul:
-    if (__builtin_mul_overflow(Lhs, Rhs, &Result))
-      return overflow(Op, Lhs, Rhs);
-    return EvalResult::ok(Result);
+    return !__builtin_mul_overflow(Lhs, Rhs, &Result);
   case BinaryOp::Div:
   case BinaryOp::Rem: {
-    if (Rhs == 0)
-      return EvalResult::fail(std::string(Op == BinaryOp::Div ? "division" : "remainder") +
-                              " by zero");
-    if (Lhs == INT64_MIN && Rhs == -1)
-      return overflow(Op, Lhs, Rhs);
+    if (Rhs == 0 || (Lhs == INT64_MIN && Rhs == -1))
+      return false;
     int64_t Quot = Lhs / Rhs;
     int64_t Rem = Lhs % Rhs;
     // Round toward negative infinity, as Python does.
@@ -71,30 +56,51 @@ EvalResult evalBinary(BinaryOp Op, int64_t Lhs, int64_t Rhs) {
       --Quot;
       Rem += Rhs;
     }
-    return EvalResult::ok(Op == BinaryOp::Div ? Quot : Rem);
+    Result = Op == BinaryOp::Div ? Quot : Rem;
+    return true;
   }
   case BinaryOp::Shl:
   case BinaryOp::Shr:
     if (Rhs < 0 || Rhs > 62)
-      return EvalResult::fail("shift amount " + std::to_string(Rhs) + " is outside 0..62");
-    if (Op == BinaryOp::Shr)
-      return EvalResult::ok(Lhs >> Rhs);
+      return false;
+    if (Op == BinaryOp::Shr) {
+      Result = Lhs >> Rhs;
+      return true;
+    }
     if (Lhs != 0 && (Lhs > (INT64_MAX >> Rhs) || Lhs < (INT64_MIN >> Rhs)))
-      return overflow(Op, Lhs, Rhs);
-    return EvalResult::ok(static_cast<int64_t>(static_cast<uint64_t>(Lhs) << Rhs));
-  case BinaryOp::BitAnd: return EvalResult::ok(Lhs & Rhs);
-  case BinaryOp::BitXor: return EvalResult::ok(Lhs ^ Rhs);
-  case BinaryOp::BitOr: return EvalResult::ok(Lhs | Rhs);
-  case BinaryOp::Eq: return EvalResult::ok(Lhs == Rhs);
-  case BinaryOp::Ne: return EvalResult::ok(Lhs != Rhs);
-  case BinaryOp::Lt: return EvalResult::ok(Lhs < Rhs);
-  case BinaryOp::Le: return EvalResult::ok(Lhs <= Rhs);
-  case BinaryOp::Gt: return EvalResult::ok(Lhs > Rhs);
-  case BinaryOp::Ge: return EvalResult::ok(Lhs >= Rhs);
-  case BinaryOp::LogAnd: return EvalResult::ok(Lhs && Rhs);
-  case BinaryOp::LogOr: return EvalResult::ok(Lhs || Rhs);
+      return false;
+    Result = static_cast<int64_t>(static_cast<uint64_t>(Lhs) << Rhs);
+    return true;
+  case BinaryOp::BitAnd: Result = Lhs & Rhs; return true;
+  case BinaryOp::BitXor: Result = Lhs ^ Rhs; return true;
+  case BinaryOp::BitOr: Result = Lhs | Rhs; return true;
+  case BinaryOp::Eq: Result = Lhs == Rhs; return true;
+  case BinaryOp::Ne: Result = Lhs != Rhs; return true;
+  case BinaryOp::Lt: Result = Lhs < Rhs; return true;
+  case BinaryOp::Le: Result = Lhs <= Rhs; return true;
+  case BinaryOp::Gt: Result = Lhs > Rhs; return true;
+  case BinaryOp::Ge: Result = Lhs >= Rhs; return true;
+  case BinaryOp::LogAnd: Result = Lhs && Rhs; return true;
+  case BinaryOp::LogOr: Result = Lhs || Rhs; return true;
   }
   CCLC_UNREACHABLE("unknown binary operator");
+}
+
+EvalResult evalBinary(BinaryOp Op, int64_t Lhs, int64_t Rhs) {
+  if (int64_t Result = 0; tryBinary(Op, Lhs, Rhs, Result))
+    return EvalResult::ok(Result);
+  // Say which of tryBinary's refusals this is: an operand outside the
+  // operator's domain, or else a result that does not fit.
+  if ((Op == BinaryOp::Div || Op == BinaryOp::Rem) && Rhs == 0)
+    return EvalResult::fail(std::string(Op == BinaryOp::Div ? "division" : "remainder") +
+                            " by zero");
+  if (Op == BinaryOp::Pow && Rhs < 0)
+    return EvalResult::fail("negative exponent " + std::to_string(Rhs) +
+                            " (integers have no fractions)");
+  if ((Op == BinaryOp::Shl || Op == BinaryOp::Shr) && (Rhs < 0 || Rhs > 62))
+    return EvalResult::fail("shift amount " + std::to_string(Rhs) + " is outside 0..62");
+  return EvalResult::fail("integer overflow in " + std::to_string(Lhs) + " " +
+                          std::string(binaryOpSpelling(Op)) + " " + std::to_string(Rhs));
 }
 
 EvalResult evalFunction(std::string_view Name, std::span<const int64_t> Args) {

@@ -29,6 +29,10 @@ struct EvalResult {
 /// Booleans are carried as 0 and 1.
 EvalResult evalUnary(UnaryOp Op, int64_t Operand);
 EvalResult evalBinary(BinaryOp Op, int64_t Lhs, int64_t Rhs);
+/// evalBinary without its message: false (and Result unspecified) where
+/// evalBinary fails. For callers that evaluate the same expression many times
+/// over and need the message only when it fails.
+bool tryBinary(BinaryOp Op, int64_t Lhs, int64_t Rhs, int64_t &Result);
 /// Evaluates log2, pow2, min or max; the arity was checked by sema.
 EvalResult evalFunction(std::string_view Name, std::span<const int64_t> Args);
 

@@ -27,15 +27,17 @@ const std::vector<BuiltinValue> &builtinValues() {
 }
 
 const std::vector<BuiltinMember> &builtinMembers() {
+  using enum TopologyKind;
+  using enum TopologyFact;
   static const std::vector<BuiltinMember> Members = {
-      {TopologyKind::Ring, "pos", Type::Int, "position of this rank on the channel's ring"},
-      {TopologyKind::Ring, "next", Type::Int, "rank after this one on the ring"},
-      {TopologyKind::Ring, "prev", Type::Int, "rank before this one on the ring"},
-      {TopologyKind::Ring, "ranks", Type::IntList, "ranks[i] is the rank at ring position i"},
-      {TopologyKind::Ring, "positions", Type::IntList, "positions[r] is rank r's ring position"},
-      {TopologyKind::Tree, "up", Type::Int, "parent in the channel's tree, -1 at the root"},
-      {TopologyKind::Tree, "down", Type::IntList, "children in the channel's tree"},
-      {TopologyKind::Tree, "ndown", Type::Int, "number of children"},
+      {Ring, Pos, "pos", Type::Int, "position of this rank on the channel's ring"},
+      {Ring, Next, "next", Type::Int, "rank after this one on the ring"},
+      {Ring, Prev, "prev", Type::Int, "rank before this one on the ring"},
+      {Ring, Ranks, "ranks", Type::IntList, "ranks[i] is the rank at ring position i"},
+      {Ring, Positions, "positions", Type::IntList, "positions[r] is rank r's ring position"},
+      {Tree, Up, "up", Type::Int, "parent in the channel's tree, -1 at the root"},
+      {Tree, Down, "down", Type::IntList, "children in the channel's tree"},
+      {Tree, NDown, "ndown", Type::Int, "number of children"},
   };
   return Members;
 }

@@ -28,9 +28,15 @@ struct BuiltinValue {
 };
 const std::vector<BuiltinValue> &builtinValues();
 
+/// The members of the topology namespaces (ring.pos, ..., tree.ndown), so that
+/// instantiation tells them apart without comparing names.
+enum class TopologyFact { Pos, Next, Prev, Ranks, Positions, Up, Down, NDown };
+constexpr size_t NumTopologyFacts = static_cast<size_t>(TopologyFact::NDown) + 1;
+
 /// A member of a topology namespace: `ring.next`, `tree.down`, ...
 struct BuiltinMember {
   TopologyKind Namespace;
+  TopologyFact Fact;
   std::string_view Name;
   Type Ty;
   std::string_view Doc;

@@ -284,6 +284,8 @@ void Sema::checkOp(OpStmt &S) {
     return;
   }
   S.Info = Info;
+  S.EffectKind = plan::parseOp(Info->Effect);
+  S.ByPrimitive = Info->Name != Info->Effect;
   if (S.Args.size() != Info->Params.size()) {
     Diags.error(S.NameRange, "'" + S.Name + "' takes " + std::to_string(Info->Params.size()) +
                                  " argument" + (Info->Params.size() == 1 ? "" : "s") + ", not " +
@@ -534,6 +536,7 @@ Type Sema::checkMember(MemberExpr &E, Context Ctx) {
     Diags.note(Algo->NameRange, "add 'on " + Base->Name + "' after the algorithm's name");
     return Type::Unknown;
   }
+  E.Info = M;
   return M->Ty;
 }
 

@@ -6,6 +6,7 @@
 #include "dsl/Builtins.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 namespace cclc::inst {
@@ -56,18 +57,53 @@ private:
   uint32_t loopId(const ForStmt &F);
 
   /// Counts one statement (or loop iteration) run against MaxStatements.
-  bool count(const Stmt &St);
+  bool count(const Stmt &St) {
+    return ++Statements <= MaxStatements || failTooManyStatements(St);
+  }
+  bool failTooManyStatements(const Stmt &St);
   bool exec(const Stmt &S);
   bool execBlock(const BlockStmt &B);
+  bool execFor(const ForStmt &F);
   bool execOp(const OpStmt &Op);
-  std::optional<Value> eval(const Expr &E);
-  std::optional<int64_t> evalInt(const Expr &E);
-  std::optional<Value> evalName(const NameExpr &E);
-  std::optional<Value> evalMember(const MemberExpr &E);
-  std::optional<Value> evalIndex(const IndexExpr &E);
-  std::optional<int32_t> evalPeer(const Expr &E);
-  std::optional<Slice> evalSlice(const Expr &E);
-  const std::vector<int32_t> *listOf(const MemberExpr &E);
+  /// Completes St, a step of Op, with what every step of Op shares, and
+  /// appends it to the channel being run.
+  void emit(const OpStmt &Op, Step &St);
+
+  // Evaluation runs once per expression, rank, channel and loop iteration,
+  // so it is kept lean: integers, the common case, are computed without going
+  // through Value, leaves without a call, and each evaluator returns whether
+  // it succeeded and writes its result through a reference (a returned
+  // std::optional of these small values is built in memory piece by piece and
+  // read back whole, which stalls the processor on every call).
+  bool eval(const Expr &E, Value &Result);
+  bool evalInt(const Expr &E, int64_t &Result) {
+    if (E.ConstValue) {
+      Result = *E.ConstValue;
+      return true;
+    }
+    if (const auto *Name = dyn_cast<NameExpr>(&E)) {
+      const Value &V = nameValue(*Name);
+      CCLC_ASSERT(V.K == Value::Kind::Int, "sema guarantees an integer here");
+      Result = V.Int;
+      return true;
+    }
+    if (const auto *Member = dyn_cast<MemberExpr>(&E)) {
+      CCLC_ASSERT(Member->Info && Member->Ty == Type::Int, "sema resolves integer members");
+      Result = Facts[static_cast<size_t>(Member->Info->Fact)];
+      return true;
+    }
+    return evalOperator(E, Result);
+  }
+  /// Operators, calls and list elements.
+  bool evalOperator(const Expr &E, int64_t &Result);
+  /// A buffer or slice, in the algorithm's own chunk coordinates.
+  bool evalChunks(const Expr &E, Value &Result);
+  const Value &nameValue(const NameExpr &E) const;
+  bool evalListElement(const IndexExpr &E, const MemberExpr &List, int64_t &Result);
+  bool evalPeer(const Expr &E, int32_t &Peer);
+  /// A slice argument of an operation, in the schedule's chunk grid.
+  bool evalSlice(const Expr &E, Slice &Result);
+  const std::vector<int32_t> &listOf(const MemberExpr &E) const;
 
   /// Reports a problem found while running for the current rank and channel.
   bool fail(SourceRange Range, const std::string &Msg);
@@ -80,6 +116,12 @@ private:
   DiagnosticEngine &Diags;
   Schedule S;
 
+  /// The logical rank of the root: Options.Root until the remap is known.
+  int32_t LogicalRoot = 0;
+  /// RingPositions[c][r]: physical rank r's position on ring channel c, -1
+  /// off the ring; set for ring algorithms once the target context is done.
+  std::vector<std::vector<int32_t>> RingPositions;
+
   // The context of the instance being run.
   bool InTargetContext = true;
   int32_t Logical = 0;
@@ -87,7 +129,9 @@ private:
   int32_t Channel = 0;
   std::vector<Value> Frame;
   std::vector<Value> BuiltinFrame;
-  std::vector<int32_t> RingPositions;
+  /// The integer topology facts (ring.pos, tree.up, ...) of this rank and
+  /// channel, indexed by TopologyFact; the lists' entries are unused.
+  std::array<int64_t, NumTopologyFacts> Facts{};
   std::vector<Step> *Out = nullptr;
   uint64_t Statements = 0;
 
@@ -183,11 +227,24 @@ std::optional<Schedule> Instantiator::run() {
     return std::nullopt;
   }
   S.Root = Options.Root;
+  LogicalRoot = S.Root;
   Frame.assign(Algo.NumSlots, Value{});
   enterContext(-1, 0);
   if (!checkRequirements() || !computeChunks() || !computeRemap())
     return std::nullopt;
+  LogicalRoot = static_cast<int32_t>(std::find(S.Remap.begin(), S.Remap.end(), S.Root) -
+                                     S.Remap.begin());
+  if (Algo.Topology == TopologyKind::Ring) {
+    RingPositions.assign(S.NChannels, std::vector<int32_t>(T.NRanks, -1));
+    for (int32_t C = 0; C < S.NChannels; ++C)
+      for (size_t I = 0; I < T.Rings[C].size(); ++I)
+        RingPositions[C][T.Rings[C][I]] = static_cast<int32_t>(I);
+  }
 
+  // A rank's channel mostly runs as many steps as the one before it did, so
+  // reserving that many spares the steps from growing (and being copied)
+  // again and again.
+  size_t Expected = 0;
   S.Ranks.assign(T.NRanks, RankProgram{});
   for (int32_t L = 0; L < T.NRanks; ++L) {
     RankProgram &R = S.Ranks[S.Remap[L]];
@@ -196,8 +253,10 @@ std::optional<Schedule> Instantiator::run() {
     for (int32_t C = 0; C < S.NChannels; ++C) {
       enterContext(L, C);
       Out = &R.Channels[C].Steps;
+      Out->reserve(Expected);
       if (!execBlock(*Algo.Body))
         return std::nullopt;
+      Expected = Out->size();
     }
   }
   return std::move(S);
@@ -208,10 +267,6 @@ void Instantiator::enterContext(int32_t L, int32_t C) {
   Logical = std::max(L, 0);
   Physical = S.Remap.empty() ? Logical : S.Remap[Logical];
   Channel = C;
-  int32_t LogicalRoot = S.Root;
-  if (!S.Remap.empty())
-    LogicalRoot = static_cast<int32_t>(
-        std::find(S.Remap.begin(), S.Remap.end(), S.Root) - S.Remap.begin());
   int32_t Chunks = S.ChunksPerChannel;
   BuiltinFrame.clear();
   for (const BuiltinValue &B : builtinValues()) {
@@ -231,20 +286,29 @@ void Instantiator::enterContext(int32_t L, int32_t C) {
     else if (N == "scratch") V = Value::slice(BufferKind::Scratch, 0, S.Units.Scratch * Chunks);
     BuiltinFrame.push_back(V);
   }
-  if (Algo.Topology == TopologyKind::Ring && !InTargetContext) {
+  if (InTargetContext)
+    return;
+  auto Fact = [&](TopologyFact F) -> int64_t & { return Facts[static_cast<size_t>(F)]; };
+  if (Algo.Topology == TopologyKind::Ring) {
     const std::vector<int32_t> &Ring = T.Rings[C];
-    RingPositions.assign(T.NRanks, -1);
-    for (size_t I = 0; I < Ring.size(); ++I)
-      RingPositions[Ring[I]] = static_cast<int32_t>(I);
+    int64_t N = static_cast<int64_t>(Ring.size());
+    int64_t Pos = RingPositions[C][Physical];
+    Fact(TopologyFact::Pos) = Pos;
+    Fact(TopologyFact::Next) = Ring[(Pos + 1) % N];
+    Fact(TopologyFact::Prev) = Ring[(Pos + N - 1) % N];
+  } else if (Algo.Topology == TopologyKind::Tree) {
+    const target::TreeChannel &Tree = T.Trees[C];
+    Fact(TopologyFact::Up) = Tree.Up[Physical];
+    Fact(TopologyFact::NDown) = static_cast<int64_t>(Tree.Down[Physical].size());
   }
 }
 
 bool Instantiator::checkRequirements() {
   for (const ExprPtr &Req : Algo.Requires) {
-    std::optional<int64_t> Holds = evalInt(*Req);
-    if (!Holds)
+    int64_t Holds = 0;
+    if (!evalInt(*Req, Holds))
       return false;
-    if (!*Holds)
+    if (!Holds)
       return fail(Req->Range, "requirement '" + sourceText(Req->Range) + "' is not met");
   }
   return true;
@@ -253,17 +317,17 @@ bool Instantiator::checkRequirements() {
 bool Instantiator::computeChunks() {
   if (!Algo.Chunks)
     return true;
-  std::optional<int64_t> K = evalInt(*Algo.Chunks->Count);
-  if (!K)
+  int64_t K = 0;
+  if (!evalInt(*Algo.Chunks->Count, K))
     return false;
-  if (*K <= 0 || *K > MaxChunks)
-    return fail(Algo.Chunks->Count->Range, "chunk count " + std::to_string(*K) +
+  if (K <= 0 || K > MaxChunks)
+    return fail(Algo.Chunks->Count->Range, "chunk count " + std::to_string(K) +
                                                " is outside 1.." + std::to_string(MaxChunks));
-  if (*K * S.Units.Scratch * S.NChannels > MaxChunks)
+  if (K * S.Units.Scratch * S.NChannels > MaxChunks)
     return fail(Algo.Chunks->Count->Range,
-                "chunk count " + std::to_string(*K) + " makes buffers of more than " +
+                "chunk count " + std::to_string(K) + " makes buffers of more than " +
                     std::to_string(MaxChunks) + " chunks");
-  S.ChunksPerChannel = static_cast<int32_t>(*K);
+  S.ChunksPerChannel = static_cast<int32_t>(K);
   return true;
 }
 
@@ -287,14 +351,14 @@ bool Instantiator::computeRemap() {
   } else {
     for (int32_t L = 0; L < T.NRanks; ++L) {
       Frame[Remap->Param->Slot] = Value::integer(L);
-      std::optional<int64_t> P = evalInt(*Remap->Mapping);
-      if (!P)
+      int64_t P = 0;
+      if (!evalInt(*Remap->Mapping, P))
         return false;
-      if (*P < 0 || *P >= T.NRanks)
+      if (P < 0 || P >= T.NRanks)
         return fail(Remap->Mapping->Range, "remap sends logical rank " + std::to_string(L) +
-                                               " to " + std::to_string(*P) +
+                                               " to " + std::to_string(P) +
                                                ", which is not a physical rank");
-      S.Remap[L] = static_cast<int32_t>(*P);
+      S.Remap[L] = static_cast<int32_t>(P);
     }
   }
   std::vector<int32_t> Seen(T.NRanks, -1);
@@ -321,9 +385,7 @@ bool Instantiator::execBlock(const BlockStmt &B) {
   return true;
 }
 
-bool Instantiator::count(const Stmt &St) {
-  if (++Statements <= MaxStatements)
-    return true;
+bool Instantiator::failTooManyStatements(const Stmt &St) {
   return fail(St.Range, "instantiation runs more than " + std::to_string(MaxStatements) +
                             " statements; is a loop bound wrong?");
 }
@@ -336,45 +398,20 @@ bool Instantiator::exec(const Stmt &St) {
     return execBlock(static_cast<const BlockStmt &>(St));
   case Stmt::Kind::Let: {
     const auto &L = static_cast<const LetStmt &>(St);
-    std::optional<Value> V = eval(*L.Init);
-    if (!V)
-      return false;
-    Frame[L.Var->Slot] = *V;
-    return true;
+    return eval(*L.Init, Frame[L.Var->Slot]);
   }
   case Stmt::Kind::Assign: {
     const auto &A = static_cast<const AssignStmt &>(St);
-    std::optional<Value> V = eval(*A.Value);
-    if (!V)
-      return false;
-    Frame[A.Target->Target->Slot] = *V;
-    return true;
+    return eval(*A.Value, Frame[A.Target->Target->Slot]);
   }
-  case Stmt::Kind::For: {
-    const auto &F = static_cast<const ForStmt &>(St);
-    std::optional<int64_t> Lo = evalInt(*F.Lo);
-    std::optional<int64_t> Hi = Lo ? evalInt(*F.Hi) : std::nullopt;
-    if (!Hi)
-      return false;
-    // Every iteration counts, so that a loop with an empty body (or one
-    // whose body is skipped) cannot run unbounded.
-    OpenLoops.push_back(OpenLoop{loopId(F)});
-    for (int64_t I = *Lo; I < *Hi; ++I) {
-      Frame[F.Var->Slot] = Value::integer(I);
-      OpenLoops.back().Value = I;
-      OpenLoops.back().Id = 0;
-      if (!count(St) || !execBlock(*F.Body))
-        return false;
-    }
-    OpenLoops.pop_back();
-    return true;
-  }
+  case Stmt::Kind::For:
+    return execFor(static_cast<const ForStmt &>(St));
   case Stmt::Kind::If: {
     const auto &I = static_cast<const IfStmt &>(St);
-    std::optional<int64_t> Cond = evalInt(*I.Cond);
-    if (!Cond)
+    int64_t Cond = 0;
+    if (!evalInt(*I.Cond, Cond))
       return false;
-    if (*Cond)
+    if (Cond)
       return execBlock(*I.Then);
     return !I.Else || exec(*I.Else);
   }
@@ -387,243 +424,236 @@ bool Instantiator::exec(const Stmt &St) {
   CCLC_UNREACHABLE("unknown statement kind");
 }
 
-std::optional<int32_t> Instantiator::evalPeer(const Expr &E) {
-  std::optional<int64_t> Peer = evalInt(E);
-  if (!Peer)
-    return std::nullopt;
-  if (*Peer < 0 || *Peer >= T.NRanks) {
-    fail(E.Range, "peer " + std::to_string(*Peer) + " is not a rank; '" + sourceText(E.Range) +
-                      "' must be in 0.." + std::to_string(T.NRanks - 1));
-    return std::nullopt;
+bool Instantiator::execFor(const ForStmt &F) {
+  int64_t Lo = 0, Hi = 0;
+  if (!evalInt(*F.Lo, Lo) || !evalInt(*F.Hi, Hi))
+    return false;
+  // Every iteration counts, so that a loop with an empty body (or one whose
+  // body is skipped) cannot run unbounded.
+  OpenLoops.push_back(OpenLoop{loopId(F)});
+  for (int64_t I = Lo; I < Hi; ++I) {
+    Frame[F.Var->Slot] = Value::integer(I);
+    OpenLoops.back().Value = I;
+    OpenLoops.back().Id = 0;
+    if (!count(F) || !execBlock(*F.Body))
+      return false;
   }
-  if (*Peer == Logical) {
-    fail(E.Range, "rank would communicate with itself: '" + sourceText(E.Range) + "' is " +
-                      std::to_string(*Peer));
-    return std::nullopt;
-  }
-  return S.Remap[*Peer];
+  OpenLoops.pop_back();
+  return true;
 }
 
-std::optional<Slice> Instantiator::evalSlice(const Expr &E) {
-  std::optional<Value> V = eval(E);
-  if (!V)
-    return std::nullopt;
-  CCLC_ASSERT(V->K == Value::Kind::Slice, "sema guarantees slice arguments");
-  int32_t Base = Channel * S.channelChunks(V->Buffer);
-  return Slice{V->Buffer, static_cast<int32_t>(Base + V->First), static_cast<int32_t>(V->Count)};
+bool Instantiator::evalPeer(const Expr &E, int32_t &Peer) {
+  int64_t Rank = 0;
+  if (!evalInt(E, Rank))
+    return false;
+  if (Rank < 0 || Rank >= T.NRanks)
+    return fail(E.Range, "peer " + std::to_string(Rank) + " is not a rank; '" +
+                             sourceText(E.Range) + "' must be in 0.." +
+                             std::to_string(T.NRanks - 1));
+  if (Rank == Logical)
+    return fail(E.Range, "rank would communicate with itself: '" + sourceText(E.Range) +
+                             "' is " + std::to_string(Rank));
+  Peer = S.Remap[Rank];
+  return true;
+}
+
+bool Instantiator::evalSlice(const Expr &E, Slice &Result) {
+  Value V;
+  if (!evalChunks(E, V))
+    return false;
+  int32_t Base = Channel * S.channelChunks(V.Buffer);
+  Result = Slice{V.Buffer, static_cast<int32_t>(Base + V.First), static_cast<int32_t>(V.Count)};
+  return true;
+}
+
+void Instantiator::emit(const OpStmt &Op, Step &St) {
+  St.Loc = Op.Range.Begin;
+  St.Iteration = currentIteration();
+  // A primitive of the template library runs with its effect's meaning; the
+  // steps only remember which primitive performs them.
+  if (Op.ByPrimitive)
+    St.Primitive = Op.Info->Name;
+  Out->push_back(St);
 }
 
 bool Instantiator::execOp(const OpStmt &Op) {
   CCLC_ASSERT(Op.Info, "sema resolves every operation");
   const std::vector<ExprPtr> &A = Op.Args;
-  Step St;
-  St.Loc = Op.Range.Begin;
-  St.Iteration = currentIteration();
-  // A primitive of the template library runs with its effect's meaning; the
-  // steps only remember which primitive performs them.
-  if (Op.Info->Name != Op.Info->Effect)
-    St.Primitive = Op.Info->Name;
-  auto Emit = [&](Step Next) {
-    Out->push_back(Next);
-    return true;
-  };
   auto SameSize = [&](const Slice &X, const Slice &Y) {
     if (X.Count == Y.Count)
       return true;
     return fail(Op.Range, "'" + Op.Name + "' moves " + std::to_string(X.Count) +
                               " chunks into a slice of " + std::to_string(Y.Count));
   };
-  const std::string &N = Op.Info->Effect;
-  if (N == "send" || N == "recv" || N == "recv_reduce") {
-    std::optional<int32_t> Peer = evalPeer(*A[0]);
-    std::optional<Slice> Data = Peer ? evalSlice(*A[1]) : std::nullopt;
-    if (!Data)
+  if (!Op.EffectKind)
+    return fail(Op.NameRange, "operation '" + Op.Name + "' has effect '" + Op.Info->Effect +
+                                  "', which has no lowering to schedule steps");
+  Step St;
+  St.Op = *Op.EffectKind;
+  switch (St.Op) {
+  case OpKind::Send:
+  case OpKind::Recv:
+  case OpKind::RecvReduce:
+    if (!evalPeer(*A[0], St.Peer) || !evalSlice(*A[1], St.Op == OpKind::Send ? St.Src : St.Dst))
       return false;
-    St.Peer = *Peer;
-    St.Op = N == "send" ? OpKind::Send : N == "recv" ? OpKind::Recv : OpKind::RecvReduce;
-    (St.Op == OpKind::Send ? St.Src : St.Dst) = *Data;
-    return Emit(St);
-  }
-  if (N == "copy" || N == "reduce") {
-    std::optional<Slice> Src = evalSlice(*A[0]);
-    std::optional<Slice> Dst = Src ? evalSlice(*A[1]) : std::nullopt;
-    if (!Dst || !SameSize(*Src, *Dst))
+    break;
+  case OpKind::Copy:
+  case OpKind::Reduce:
+    if (!evalSlice(*A[0], St.Src) || !evalSlice(*A[1], St.Dst) || !SameSize(St.Src, St.Dst))
       return false;
-    St.Op = N == "copy" ? OpKind::Copy : OpKind::Reduce;
-    St.Src = *Src;
-    St.Dst = *Dst;
-    return Emit(St);
-  }
-  if (N == "exchange" || N == "exchange_reduce") {
-    std::optional<int32_t> Peer = evalPeer(*A[0]);
-    std::optional<Slice> Src = Peer ? evalSlice(*A[1]) : std::nullopt;
-    std::optional<Slice> Dst = Src ? evalSlice(*A[2]) : std::nullopt;
-    if (!Dst || !SameSize(*Src, *Dst))
-      return false;
-    Step Send = St;
+    break;
+  case OpKind::Exchange:
+  case OpKind::ExchangeReduce: {
+    Step Send;
     Send.Op = OpKind::Send;
-    Send.Peer = *Peer;
-    Send.Src = *Src;
     Send.WithNext = true;
-    St.Op = N == "exchange" ? OpKind::Recv : OpKind::RecvReduce;
-    St.Peer = *Peer;
-    St.Dst = *Dst;
-    return Emit(Send) && Emit(St);
-  }
-  if (N == "recv_reduce_send" || N == "recv_copy_send") {
-    std::optional<int32_t> From = evalPeer(*A[0]);
-    std::optional<int32_t> To = From ? evalPeer(*A[1]) : std::nullopt;
-    std::optional<Slice> Data = To ? evalSlice(*A[2]) : std::nullopt;
-    if (!Data)
+    if (!evalPeer(*A[0], St.Peer) || !evalSlice(*A[1], Send.Src) || !evalSlice(*A[2], St.Dst) ||
+        !SameSize(Send.Src, St.Dst))
       return false;
-    St.Op = N == "recv_reduce_send" ? OpKind::RecvReduceSend : OpKind::RecvCopySend;
-    St.Peer = *From;
-    St.SendPeer = *To;
-    St.Dst = *Data;
-    return Emit(St);
+    Send.Peer = St.Peer;
+    emit(Op, Send);
+    St.Op = St.Op == OpKind::Exchange ? OpKind::Recv : OpKind::RecvReduce;
+    break;
   }
-  return fail(Op.NameRange, "operation '" + Op.Name + "' has effect '" + N +
-                                "', which has no lowering to schedule steps");
+  case OpKind::RecvReduceSend:
+  case OpKind::RecvCopySend:
+    if (!evalPeer(*A[0], St.Peer) || !evalPeer(*A[1], St.SendPeer) || !evalSlice(*A[2], St.Dst))
+      return false;
+    break;
+  }
+  emit(Op, St);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
 // Expressions
 //===----------------------------------------------------------------------===//
 
-std::optional<int64_t> Instantiator::evalInt(const Expr &E) {
-  std::optional<Value> V = eval(E);
-  if (!V)
-    return std::nullopt;
-  CCLC_ASSERT(V->K == Value::Kind::Int, "sema guarantees an integer here");
-  return V->Int;
+bool Instantiator::eval(const Expr &E, Value &Result) {
+  if (E.Ty == Type::Buffer || E.Ty == Type::Slice)
+    return evalChunks(E, Result);
+  int64_t V = 0;
+  if (!evalInt(E, V))
+    return false;
+  Result = Value::integer(V);
+  return true;
 }
 
-std::optional<Value> Instantiator::eval(const Expr &E) {
-  if (E.ConstValue)
-    return Value::integer(*E.ConstValue);
+bool Instantiator::evalOperator(const Expr &E, int64_t &Result) {
   switch (E.getKind()) {
   case Expr::Kind::IntLiteral:
   case Expr::Kind::BoolLiteral:
     CCLC_UNREACHABLE("sema folds literals");
   case Expr::Kind::Name:
-    return evalName(static_cast<const NameExpr &>(E));
+  case Expr::Kind::Member:
+    CCLC_UNREACHABLE("evalInt reads leaves");
   case Expr::Kind::Unary: {
     const auto &U = static_cast<const UnaryExpr &>(E);
-    std::optional<int64_t> Operand = evalInt(*U.Operand);
-    if (!Operand)
-      return std::nullopt;
-    EvalResult R = evalUnary(U.Op, *Operand);
+    int64_t Operand = 0;
+    if (!evalInt(*U.Operand, Operand))
+      return false;
+    EvalResult R = evalUnary(U.Op, Operand);
     if (!R.Value)
-      return fail(E.Range, R.Error), std::nullopt;
-    return Value::integer(*R.Value);
+      return fail(E.Range, R.Error);
+    Result = *R.Value;
+    return true;
   }
   case Expr::Kind::Binary: {
     const auto &B = static_cast<const BinaryExpr &>(E);
-    std::optional<int64_t> L = evalInt(*B.Lhs);
-    if (!L)
-      return std::nullopt;
+    int64_t L = 0, R = 0;
+    if (!evalInt(*B.Lhs, L))
+      return false;
     // && and || short-circuit, so guards like `tree.up >= 0 && ...` work.
-    if ((B.Op == BinaryOp::LogAnd && !*L) || (B.Op == BinaryOp::LogOr && *L))
-      return Value::integer(*L);
-    std::optional<int64_t> R = evalInt(*B.Rhs);
-    if (!R)
-      return std::nullopt;
-    EvalResult Result = evalBinary(B.Op, *L, *R);
-    if (!Result.Value)
-      return fail(E.Range, Result.Error + " in '" + sourceText(E.Range) + "'"), std::nullopt;
-    return Value::integer(*Result.Value);
+    if ((B.Op == BinaryOp::LogAnd && !L) || (B.Op == BinaryOp::LogOr && L)) {
+      Result = L;
+      return true;
+    }
+    if (!evalInt(*B.Rhs, R))
+      return false;
+    if (!tryBinary(B.Op, L, R, Result))
+      return fail(E.Range, evalBinary(B.Op, L, R).Error + " in '" + sourceText(E.Range) + "'");
+    return true;
   }
   case Expr::Kind::Call: {
     const auto &C = static_cast<const CallExpr &>(E);
     int64_t Args[2] = {0, 0};
-    for (size_t I = 0; I < C.Args.size(); ++I) {
-      std::optional<int64_t> V = evalInt(*C.Args[I]);
-      if (!V)
-        return std::nullopt;
-      Args[I] = *V;
-    }
+    for (size_t I = 0; I < C.Args.size(); ++I)
+      if (!evalInt(*C.Args[I], Args[I]))
+        return false;
     EvalResult R = evalFunction(C.Callee, std::span<const int64_t>(Args, C.Args.size()));
     if (!R.Value)
-      return fail(E.Range, R.Error), std::nullopt;
-    return Value::integer(*R.Value);
+      return fail(E.Range, R.Error);
+    Result = *R.Value;
+    return true;
   }
-  case Expr::Kind::Member:
-    return evalMember(static_cast<const MemberExpr &>(E));
-  case Expr::Kind::Index:
-    return evalIndex(static_cast<const IndexExpr &>(E));
+  case Expr::Kind::Index: {
+    const auto &I = static_cast<const IndexExpr &>(E);
+    const auto *List = dyn_cast<MemberExpr>(I.Base.get());
+    CCLC_ASSERT(List, "sema allows indexing only lists and buffers");
+    return evalListElement(I, *List, Result);
+  }
   }
   CCLC_UNREACHABLE("unknown expression kind");
 }
 
-std::optional<Value> Instantiator::evalName(const NameExpr &E) {
+const Value &Instantiator::nameValue(const NameExpr &E) const {
   CCLC_ASSERT(E.Target, "sema binds every name");
   return E.Target->K == Decl::Kind::Builtin ? BuiltinFrame[E.Target->Slot]
                                              : Frame[E.Target->Slot];
 }
 
-const std::vector<int32_t> *Instantiator::listOf(const MemberExpr &E) {
-  if (E.Member == "ranks")
-    return &T.Rings[Channel];
-  if (E.Member == "positions")
-    return &RingPositions;
-  if (E.Member == "down")
-    return &T.Trees[Channel].Down[Physical];
-  return nullptr;
+const std::vector<int32_t> &Instantiator::listOf(const MemberExpr &E) const {
+  CCLC_ASSERT(E.Info, "sema resolves every member");
+  switch (E.Info->Fact) {
+  case TopologyFact::Ranks: return T.Rings[Channel];
+  case TopologyFact::Positions: return RingPositions[Channel];
+  case TopologyFact::Down: return T.Trees[Channel].Down[Physical];
+  case TopologyFact::Pos:
+  case TopologyFact::Next:
+  case TopologyFact::Prev:
+  case TopologyFact::Up:
+  case TopologyFact::NDown:
+    break;
+  }
+  CCLC_UNREACHABLE("sema allows indexing only lists and buffers");
 }
 
-std::optional<Value> Instantiator::evalMember(const MemberExpr &E) {
-  const std::string &M = E.Member;
-  if (Algo.Topology == TopologyKind::Ring) {
-    const std::vector<int32_t> &Ring = T.Rings[Channel];
-    int64_t N = static_cast<int64_t>(Ring.size());
-    int64_t Pos = RingPositions[Physical];
-    if (M == "pos")
-      return Value::integer(Pos);
-    if (M == "next")
-      return Value::integer(Ring[(Pos + 1) % N]);
-    if (M == "prev")
-      return Value::integer(Ring[(Pos + N - 1) % N]);
-  } else {
-    const target::TreeChannel &Tree = T.Trees[Channel];
-    if (M == "up")
-      return Value::integer(Tree.Up[Physical]);
-    if (M == "ndown")
-      return Value::integer(static_cast<int64_t>(Tree.Down[Physical].size()));
-  }
-  CCLC_UNREACHABLE("sema checks members against the algorithm's topology");
+bool Instantiator::evalListElement(const IndexExpr &E, const MemberExpr &List,
+                                   int64_t &Result) {
+  int64_t Index = 0;
+  if (!evalInt(*E.Index, Index))
+    return false;
+  const std::vector<int32_t> &Elements = listOf(List);
+  if (Index < 0 || Index >= static_cast<int64_t>(Elements.size()))
+    return fail(E.Range, "index " + std::to_string(Index) + " is outside '" +
+                             sourceText(List.Range) + "', which has " +
+                             std::to_string(Elements.size()) + " elements");
+  Result = Elements[Index];
+  return true;
 }
 
-std::optional<Value> Instantiator::evalIndex(const IndexExpr &E) {
-  std::optional<int64_t> Index = evalInt(*E.Index);
-  if (!Index)
-    return std::nullopt;
-  if (const auto *Member = dyn_cast<MemberExpr>(E.Base.get())) {
-    const std::vector<int32_t> *List = listOf(*Member);
-    CCLC_ASSERT(List, "sema allows indexing only lists and buffers");
-    if (*Index < 0 || *Index >= static_cast<int64_t>(List->size()))
-      return fail(E.Range, "index " + std::to_string(*Index) + " is outside '" +
-                               sourceText(Member->Range) + "', which has " +
-                               std::to_string(List->size()) + " elements"),
-             std::nullopt;
-    return Value::integer((*List)[*Index]);
+bool Instantiator::evalChunks(const Expr &E, Value &Result) {
+  if (const auto *Name = dyn_cast<NameExpr>(&E)) {
+    Result = nameValue(*Name);
+    CCLC_ASSERT(Result.K == Value::Kind::Slice, "sema guarantees a buffer or slice here");
+    return true;
   }
-  std::optional<Value> Base = eval(*E.Base);
-  if (!Base)
-    return std::nullopt;
-  int64_t End = *Index + 1;
-  if (E.End) {
-    std::optional<int64_t> V = evalInt(*E.End);
-    if (!V)
-      return std::nullopt;
-    End = *V;
-  }
-  if (*Index < 0 || End > Base->Count || End <= *Index)
+  const auto *Sliced = dyn_cast<IndexExpr>(&E);
+  CCLC_ASSERT(Sliced, "only names and indexing give buffers and slices");
+  int64_t Index = 0;
+  Value Base;
+  if (!evalInt(*Sliced->Index, Index) || !evalChunks(*Sliced->Base, Base))
+    return false;
+  int64_t End = Index + 1;
+  if (Sliced->End && !evalInt(*Sliced->End, End))
+    return false;
+  if (Index < 0 || End > Base.Count || End <= Index)
     return fail(E.Range, "slice '" + sourceText(E.Range) + "' is chunks " +
-                             std::to_string(*Index) + ".." + std::to_string(End) + ", outside " +
-                             std::string(bufferName(Base->Buffer)) + "'s " +
-                             std::to_string(Base->Count) + " chunks"),
-           std::nullopt;
-  return Value::slice(Base->Buffer, Base->First + *Index, End - *Index);
+                             std::to_string(Index) + ".." + std::to_string(End) + ", outside " +
+                             std::string(bufferName(Base.Buffer)) + "'s " +
+                             std::to_string(Base.Count) + " chunks");
+  Result = Value::slice(Base.Buffer, Base.First + Index, End - Index);
+  return true;
 }
 
 } // namespace
