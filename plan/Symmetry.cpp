@@ -175,6 +175,15 @@ private:
   /// written once.
   bool sameInputCopies(int32_t R, const std::vector<Step> &Rep, const std::vector<Step> &Mine,
                        size_t I, size_t End) {
+    // The commonest run, `copy(input, output)`: one copy of whole regions
+    // onto the same chunks. Renaming maps each region onto itself, so such
+    // a copy is its own image, with no need to pair its chunks one by one.
+    const Step &First = Rep[I];
+    if (End == I + 1 && Mine[I].Src == First.Src && Mine[I].Dst == First.Dst &&
+        inGrid(First.Src) && inGrid(First.Dst) && First.Src.Chunk == First.Dst.Chunk &&
+        First.Src.Count == First.Dst.Count && First.Dst.Buffer != BufferKind::Input &&
+        First.Src.Chunk % RegionChunks == 0 && First.Src.Count % RegionChunks == 0)
+      return true;
     const int32_t Chunks = S.bufferChunks(BufferKind::Output);
     SourceOf.assign(size_t(2) * Chunks, -1);
     auto At = [&](const Slice &Dst, int32_t Chunk) -> int32_t & {
