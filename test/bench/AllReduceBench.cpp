@@ -194,16 +194,23 @@ const GlooCall *glooCallFor(const Collective &C, const char *Library) {
 }
 
 /// Learns which algorithm cclc runs from the runtime itself: with
-/// CCLC_DEBUG=INFO it writes "cclc INFO rank R: allreduce of 1 KiB (f32, sum)
-/// runs NAME (...)" to std::cerr the first time a call runs an algorithm.
-/// Installed on std::cerr, this buffer keeps those lines off the terminal,
-/// remembers the last algorithm named, and passes every other line on.
-/// Since a sweep's sizes only grow and each algorithm serves one window of
-/// sizes, the last algorithm named is the one that ran the last call.
-class ChoiceLog : public std::streambuf {
+/// CCLC_DEBUG=INFO it logs "allreduce of 1 KiB (f32, sum) runs NAME (...)"
+/// the first time a call runs an algorithm. Installed as the runtime's log
+/// handler (one per process: a rank of the sweep), it keeps those lines off
+/// the terminal, remembers the last algorithm named, and writes every other
+/// line as the runtime would. Since a sweep's sizes only grow and each
+/// algorithm serves one window of sizes, the last algorithm named is the
+/// one that ran the last call.
+class ChoiceLog {
 public:
-  ChoiceLog() : Forward(std::cerr.rdbuf(this)) {}
-  ~ChoiceLog() override { std::cerr.rdbuf(Forward); }
+  ChoiceLog() {
+    Active = this;
+    cclcSetLogHandler(&ChoiceLog::line);
+  }
+  ~ChoiceLog() {
+    cclcSetLogHandler(nullptr);
+    Active = nullptr;
+  }
   ChoiceLog(const ChoiceLog &) = delete;
   ChoiceLog &operator=(const ChoiceLog &) = delete;
 
@@ -212,38 +219,22 @@ public:
   /// calls are not what the sweep measures.
   void pause(bool Paused) { this->Paused = Paused; }
 
-protected:
-  int_type overflow(int_type C) override {
-    if (traits_type::eq_int_type(C, traits_type::eof()))
-      return traits_type::not_eof(C);
-    Line.push_back(traits_type::to_char_type(C));
-    if (Line.back() == '\n')
-      endLine();
-    return C;
-  }
-  std::streamsize xsputn(const char *Text, std::streamsize N) override {
-    for (std::streamsize I = 0; I < N; ++I)
-      overflow(traits_type::to_int_type(Text[I]));
-    return N;
-  }
-  int sync() override { return Forward->pubsync(); }
-
 private:
-  void endLine() {
+  static void line(const char *Level, int Rank, const char *Message) {
     static const std::string Runs = ") runs ";
-    size_t At = Line.find(Runs);
-    if (Line.rfind("cclc INFO ", 0) == 0 && At != std::string::npos) {
-      size_t Start = At + Runs.size();
-      if (!Paused)
-        Last = Line.substr(Start, Line.find(' ', Start) - Start);
-    } else {
-      Forward->sputn(Line.data(), static_cast<std::streamsize>(Line.size()));
+    const std::string Text = Message;
+    const size_t At = Text.find(Runs);
+    if (std::string(Level) == "INFO" && At != std::string::npos) {
+      const size_t Start = At + Runs.size();
+      if (Active && !Active->Paused)
+        Active->Last = Text.substr(Start, Text.find(' ', Start) - Start);
+      return;
     }
-    Line.clear();
+    std::fprintf(stderr, "cclc %s rank %d: %s\n", Level, Rank, Message);
   }
 
-  std::streambuf *Forward;
-  std::string Line, Last;
+  static inline ChoiceLog *Active = nullptr;
+  std::string Last;
   bool Paused = false;
 };
 

@@ -27,6 +27,10 @@ config.substitutions.append(("%shared", os.path.join(config.shared_dir, "topolog
 # The C++ compiler of the build, for tests that build generated kernels.
 config.substitutions.append(("%cxx", config.cxx_compiler))
 
+# The comparison with Open MPI and Gloo exists where both were found.
+if os.path.exists(os.path.join(config.cclc_tools_dir, "cclc-allreduce-bench")):
+    config.available_features.add("allreduce-bench")
+
 # Tests over the real machines beside the checkout need them to be there.
 if os.path.isdir(os.path.join(config.shared_dir, "topologies")):
     config.available_features.add("shared-topologies")
