@@ -21,12 +21,11 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cmath>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
