@@ -68,6 +68,7 @@ std::optional<sched::Schedule> instantiateSchedule(const dsl::Algorithm &Algo,
   inst::InstantiateOptions InstOpts;
   InstOpts.Root = Options.Root;
   InstOpts.BufferSlots = Options.BufferSlots;
+  InstOpts.RankZeroOnly = Options.RankZeroOnly && Options.Verify.UseSymmetry;
 
   // place: `remap auto` searches for a placement whose pairs have direct links.
   const dsl::RemapStmt *Remap = Algo.Remap;
@@ -97,6 +98,10 @@ bool optimizeSchedule(sched::Schedule &S, const target::Target &Target,
   // passes: chunking, channel parallelism, fusion.
   passes::PipelineOptions Pipeline = Options.Pipeline;
   Pipeline.Channels = pipelineChannels(Options, Target);
+  if (Pipeline.Stats)
+    Log << "stats: instantiate: "
+        << (S.Rotated ? "rank 0's program, rotated for every other rank" : "every rank's program")
+        << '\n';
   if (!passes::runPipeline(S, Pipeline, Log, Diags))
     return false;
 

@@ -66,6 +66,11 @@ struct BuildOptions {
   passes::PipelineOptions Pipeline;
   /// How the two proofs run (--exhaustive-verify turns symmetries off).
   verify::VerifyOptions Verify;
+  /// Instantiate rank 0 alone where every rank runs its program rotated
+  /// (inst::InstantiateOptions::RankZeroOnly; only with symmetries on). The
+  /// schedule may then be rotated (sched::Rotation): for callers that read
+  /// it through plan JSON or expand it.
+  bool RankZeroOnly = false;
 };
 
 /// The channels the pipeline replicates a flat algorithm on under Options:

@@ -731,16 +731,22 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
   J["min_bytes"] = Info.MinBytes;
   J["max_bytes"] = Info.MaxBytes ? json(*Info.MaxBytes) : json(nullptr);
   json Ranks = json::array();
-  for (size_t R = 0; R < S.Ranks.size(); ++R) {
+  // A rotated schedule's ranks are written as they run, each rotated from
+  // rank 0's program in turn, so that one rank's steps are held at a time.
+  sched::RankProgram Rotated;
+  for (int32_t R = 0; R < S.NRanks; ++R) {
+    if (S.Rotated && R > 0)
+      Rotated = sched::rotatedProgram(S, R);
+    const sched::RankProgram &Program = S.Rotated && R > 0 ? Rotated : S.Ranks[size_t(R)];
     json Channels = json::array();
-    for (const sched::ChannelProgram &C : S.Ranks[R].Channels) {
+    for (const sched::ChannelProgram &C : Program.Channels) {
       json Steps = json::array();
       for (const RolledStep &Run : roll(C.Steps))
         Steps.push_back(rolledToJson(Run));
       Channels.push_back({{"steps", std::move(Steps)}});
     }
     Ranks.push_back({{"rank", R},
-                     {"logical_rank", S.Ranks[R].LogicalRank},
+                     {"logical_rank", Program.LogicalRank},
                      {"channels", std::move(Channels)}});
   }
   J["ranks"] = std::move(Ranks);

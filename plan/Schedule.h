@@ -31,6 +31,7 @@
 #include "plan/Vocabulary.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,6 +99,18 @@ struct LoopIteration {
   int64_t Value = 0;
 };
 
+/// How a schedule that holds rank 0's program alone (Schedule::Rotated)
+/// stands for every rank's: rank r runs rank 0's steps with every peer p
+/// replaced by (p + r) mod n and every slice smaller than its channel's
+/// region moved ChunkStep * r chunks on, modulo the region. A slice that
+/// fills its region stays as it is. Instantiation builds a schedule this way
+/// only when it has proved, from the algorithm's text, that this is what
+/// every rank would run (see Instantiate.h), so that a ring of thousands of
+/// ranks is built, proved and written at the cost of one rank.
+struct Rotation {
+  int32_t ChunkStep = 0;
+};
+
 /// Units of the collective's per-rank count in each buffer.
 struct BufferUnits {
   int32_t Input = 1;
@@ -123,8 +136,11 @@ struct Schedule {
   BufferUnits Units;
   /// Remap[logical] = physical; the identity when the algorithm has no remap.
   std::vector<int32_t> Remap;
-  /// Indexed by physical rank.
+  /// Indexed by physical rank; rank 0's alone when Rotated is set.
   std::vector<RankProgram> Ranks;
+  /// Set when Ranks holds rank 0's program alone and the others are its
+  /// rotations (Rotation).
+  std::optional<Rotation> Rotated;
   /// The loops and loop iterations that steps' Iteration ids name; empty for
   /// schedules that do not come from .ccl text (plans, MSCCL-IR).
   std::vector<SourceLoop> Loops;
@@ -147,7 +163,18 @@ struct Schedule {
   int32_t unitOfChunk(BufferKind Buf, int32_t Chunk) const {
     return Chunk % channelChunks(Buf) / ChunksPerChannel;
   }
+  /// Steps held, which is rank 0's alone for a rotated schedule.
   size_t stepCount() const;
 };
+
+/// Rank R's version of rank 0's step St in the rotated schedule S.
+Step rotatedStep(const Schedule &S, const Step &St, int32_t R);
+
+/// Rank R's program of the rotated schedule S.
+RankProgram rotatedProgram(const Schedule &S, int32_t R);
+
+/// Makes a rotated schedule hold every rank's program, for the emitters and
+/// passes that read them all; other schedules are left as they are.
+void expandRotation(Schedule &S);
 
 } // namespace cclc::sched

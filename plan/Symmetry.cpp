@@ -1,6 +1,7 @@
 //===- Symmetry.cpp - Rank symmetries of a schedule -----------------------===//
 
 #include "plan/Symmetry.h"
+#include "plan/Assert.h"
 
 #include <algorithm>
 #include <bit>
@@ -17,6 +18,19 @@ Symmetry::Symmetry(SymmetryKind Kind, const Schedule &S, std::vector<int32_t> Ph
     Label[Physical[L]] = L;
     Identity = Identity && Physical[L] == L;
   }
+}
+
+Symmetry Symmetry::ofRotation(const Schedule &S) {
+  CCLC_ASSERT(S.Rotated, "only a rotated schedule carries its rotation");
+  std::vector<int32_t> Identity(size_t(S.NRanks));
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    Identity[size_t(R)] = R;
+  Symmetry Sym(SymmetryKind::Rotation, S, std::move(Identity));
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    for (int32_t H = 0; H < S.NChannels; ++H)
+      Sym.shift(R, H) =
+          static_cast<int32_t>(int64_t(S.Rotated->ChunkStep) * R % Sym.RegionChunks);
+  return Sym;
 }
 
 RankSets::Id Symmetry::ranks(RankSets &Sets, RankSets::Id A, int32_t R) const {

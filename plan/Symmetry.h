@@ -63,6 +63,10 @@ public:
   /// The chunk renaming R takes to C.
   int32_t chunkBack(int32_t R, int32_t C) const;
 
+  /// The rotation a rotated schedule (sched::Rotation) is built with: it
+  /// holds by construction, so nothing is checked.
+  static Symmetry ofRotation(const sched::Schedule &S);
+
 private:
   friend std::optional<Symmetry> findSymmetry(const sched::Schedule &S);
   Symmetry(SymmetryKind Kind, const sched::Schedule &S, std::vector<int32_t> Physical);

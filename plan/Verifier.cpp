@@ -324,9 +324,12 @@ void Verifier::checkGroup(const Site &First, int32_t End) {
 }
 
 void Verifier::checkStructure() {
-  CCLC_ASSERT(static_cast<int32_t>(S.Ranks.size()) == S.NRanks, "one program per rank");
+  // A rotated schedule holds rank 0's program alone: the others are its
+  // rotations, whose peers and slices stay in range with rank 0's.
+  const int32_t Held = S.Rotated ? 1 : S.NRanks;
+  CCLC_ASSERT(static_cast<int32_t>(S.Ranks.size()) == Held, "one program per rank");
   CCLC_ASSERT(S.BufferSlots >= 1, "a connection holds at least one message");
-  for (int32_t R = 0; R < S.NRanks; ++R) {
+  for (int32_t R = 0; R < Held; ++R) {
     CCLC_ASSERT(static_cast<int32_t>(S.Ranks[R].Channels.size()) == S.NChannels,
                 "one program per channel");
     for (int32_t C = 0; C < S.NChannels; ++C) {
@@ -621,9 +624,10 @@ const ContentArray &Verifier::peerMessage(int32_t Peer, int32_t Channel, const M
   // Element J of Peer's message is Peer's chunk Sent.Chunk + J, which holds
   // the image of what the representative's chunk chunkBack(Sent.Chunk + J)
   // held when it ran the same send.
-  const Slice &Mine =
-      S.Ranks[Sym->representative()].Channels[Channel].Steps[M.SendIndex].sentSlice();
-  const Slice &Sent = S.Ranks[Peer].Channels[Channel].Steps[M.SendIndex].sentSlice();
+  const Step &MyStep = S.Ranks[Sym->representative()].Channels[Channel].Steps[M.SendIndex];
+  const Slice &Mine = MyStep.sentSlice();
+  const Slice Sent = S.Rotated ? rotatedStep(S, MyStep, Peer).sentSlice()
+                               : S.Ranks[Peer].Channels[Channel].Steps[M.SendIndex].sentSlice();
   for (int32_t J = 0; J < M.Count; ++J) {
     const size_t From = Base + size_t(Sym->chunkBack(Peer, Sent.Chunk + J) - Mine.Chunk);
     if (Payloads.isPoisoned(From)) {
@@ -936,6 +940,21 @@ const char *proofName(ProofKind Proof) {
 
 bool verifySchedule(const Schedule &S, DiagnosticEngine &Diags, const VerifyOptions &Options,
                     ProofKind *Proof) {
+  if (S.Rotated) {
+    // Built as rank 0's program rotated: the rotation needs no proof, and
+    // only a failure costs every rank's program, to report it.
+    Symmetry Sym = Symmetry::ofRotation(S);
+    if (Options.UseSymmetry && Verifier(S, Diags, &Sym).run()) {
+      if (Proof)
+        *Proof = ProofKind::Rotation;
+      return true;
+    }
+    Schedule Every = S;
+    sched::expandRotation(Every);
+    if (Proof)
+      *Proof = ProofKind::Exhaustive;
+    return Verifier(Every, Diags, nullptr).run();
+  }
   if (Options.UseSymmetry)
     if (std::optional<Symmetry> Sym = findSymmetry(S); Sym && Verifier(S, Diags, &*Sym).run()) {
       if (Proof)

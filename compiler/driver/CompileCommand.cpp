@@ -256,8 +256,12 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
     return 1;
   const target::Target &Target = Built->Target;
 
+  // A plan is written rank by rank from rank 0's program where every rank
+  // runs it rotated; the other outputs read every rank's program.
+  compiler::BuildOptions Build = Opts.Build;
+  Build.RankZeroOnly = Opts.Emit == "json";
   std::optional<sched::Schedule> Schedule =
-      compiler::buildSchedule(*Algo, Target, Opts.Build, std::cerr, Diags);
+      compiler::buildSchedule(*Algo, Target, Build, std::cerr, Diags);
   if (!Schedule)
     return 1;
 
@@ -271,11 +275,12 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   // stderr, so that what stdout carries stays one valid document.
   bool OutputOnStdout = !isKernelFormat(Opts.Emit) && Opts.Output == "-";
   if (Opts.Explain) {
+    sched::expandRotation(*Schedule);
     std::optional<VariantChoice> Choice =
         explain(*Algo, *Schedule, Target, Opts, SM, Info, OutputOnStdout ? std::cerr : std::cout);
     if (Choice && (Choice->Channels != Schedule->NChannels ||
                    Choice->ChunkFactor != Opts.Build.Pipeline.ChunksFactor)) {
-      compiler::BuildOptions Chosen = Opts.Build;
+      compiler::BuildOptions Chosen = Build;
       Chosen.Channels = Choice->Channels;
       Chosen.Pipeline.ChunksFactor = Choice->ChunkFactor;
       Schedule = compiler::buildSchedule(*Algo, Target, Chosen, std::cerr, Diags);
@@ -283,6 +288,8 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
         return 1;
     }
   }
+  if (Opts.Emit != "json")
+    sched::expandRotation(*Schedule);
   if (isKernelFormat(Opts.Emit)) {
     const codegen::TemplateCatalog *Catalog = Catalogs.get(primitiveTarget(Opts.Emit));
     return Catalog && writeKernels(*Schedule, *Catalog, Opts, Info, Diags) && !Diags.hasErrors()

@@ -1,6 +1,7 @@
 //===- Instantiate.cpp - From a checked algorithm to a schedule -----------===//
 
 #include "compiler/instantiate/Instantiate.h"
+#include "compiler/instantiate/RankForm.h"
 #include "dsl/Arith.h"
 #include "plan/Assert.h"
 #include "dsl/Builtins.h"
@@ -39,11 +40,16 @@ constexpr int64_t MaxChunks = 1 << 20;
 
 class Instantiator {
 public:
+  /// Rotating: run rank 0 alone, tracking how values depend on the rank
+  /// (Instantiate.h's RankZeroOnly).
   Instantiator(const Algorithm &Algo, const Target &T, const InstantiateOptions &Options,
-               DiagnosticEngine &Diags)
-      : Algo(Algo), T(T), Options(Options), Diags(Diags) {}
+               DiagnosticEngine &Diags, bool Rotating)
+      : Algo(Algo), T(T), Options(Options), Diags(Diags), Rotating(Rotating) {}
 
   std::optional<Schedule> run();
+  /// Whether a rotating run gave up because some rank's program may not be
+  /// rank 0's rotated; it has reported nothing then.
+  bool declined() const { return Declined; }
 
 private:
   bool checkRequirements();
@@ -105,6 +111,24 @@ private:
   bool evalSlice(const Expr &E, Slice &Result);
   const std::vector<int32_t> &listOf(const MemberExpr &E) const;
 
+  // Rotating runs: how rank 0's values vary with the rank (RankForm.h).
+  bool rotationApplies() const;
+  bool decline() {
+    Declined = true;
+    return false;
+  }
+  /// The form of E, an integer expression rank 0 has just evaluated.
+  RankForm formOf(const Expr &E);
+  /// The form of the buffer or slice E: fixed, or reduced modulo its
+  /// buffer's chunks for a single chunk that moves with the rank.
+  RankForm sliceForm(const Expr &E);
+  /// Whether every rank holds rank 0's Sl, which E gave, rotated: a whole
+  /// buffer (not for messages, whose order a rotation would change) or a
+  /// chunk moving as every other does.
+  bool rotates(const Expr &E, const Slice &Sl, bool Message);
+  /// Whether every rank's peer is rank 0's moved one place per rank.
+  bool rotatesPeer(const Expr &E);
+
   /// Reports a problem found while running for the current rank and channel.
   bool fail(SourceRange Range, const std::string &Msg);
   std::string sourceText(SourceRange Range) const;
@@ -115,6 +139,12 @@ private:
   const InstantiateOptions &Options;
   DiagnosticEngine &Diags;
   Schedule S;
+  const bool Rotating;
+  bool Declined = false;
+  /// In a rotating run, the forms of Frame's and BuiltinFrame's values.
+  std::vector<RankForm> FrameForms, BuiltinForms;
+  /// How far a rotating run's chunks move per rank, once a slice says.
+  std::optional<int64_t> ChunkStep;
 
   /// The logical rank of the root: Options.Root until the remap is known.
   int32_t LogicalRoot = 0;
@@ -245,8 +275,13 @@ std::optional<Schedule> Instantiator::run() {
   // reserving that many spares the steps from growing (and being copied)
   // again and again.
   size_t Expected = 0;
-  S.Ranks.assign(T.NRanks, RankProgram{});
-  for (int32_t L = 0; L < T.NRanks; ++L) {
+  if (Rotating && !rotationApplies()) {
+    decline();
+    return std::nullopt;
+  }
+  const int32_t Running = Rotating ? 1 : T.NRanks;
+  S.Ranks.assign(Running, RankProgram{});
+  for (int32_t L = 0; L < Running; ++L) {
     RankProgram &R = S.Ranks[S.Remap[L]];
     R.LogicalRank = L;
     R.Channels.resize(S.NChannels);
@@ -259,6 +294,8 @@ std::optional<Schedule> Instantiator::run() {
       Expected = Out->size();
     }
   }
+  if (Rotating)
+    S.Rotated = sched::Rotation{static_cast<int32_t>(ChunkStep.value_or(0))};
   return std::move(S);
 }
 
@@ -269,6 +306,7 @@ void Instantiator::enterContext(int32_t L, int32_t C) {
   Channel = C;
   int32_t Chunks = S.ChunksPerChannel;
   BuiltinFrame.clear();
+  BuiltinForms.clear();
   for (const BuiltinValue &B : builtinValues()) {
     Value V;
     std::string_view N = B.Name;
@@ -285,7 +323,19 @@ void Instantiator::enterContext(int32_t L, int32_t C) {
     else if (N == "output") V = Value::slice(BufferKind::Output, 0, S.Units.Output * Chunks);
     else if (N == "scratch") V = Value::slice(BufferKind::Scratch, 0, S.Units.Scratch * Chunks);
     BuiltinFrame.push_back(V);
+    if (Rotating) {
+      // On a flat target of one node, rank r is logical and physical rank r
+      // and its own local rank.
+      RankForm F;
+      if (N == "rank" || (N == "local_rank" && T.NNodes == 1))
+        F = RankForm::exact(1);
+      else if (N == "local_rank" || (N == "node" && T.NNodes != 1))
+        F = RankForm::unknown();
+      BuiltinForms.push_back(F);
+    }
   }
+  if (Rotating)
+    FrameForms.assign(Frame.size(), RankForm::fixed());
   if (InTargetContext)
     return;
   auto Fact = [&](TopologyFact F) -> int64_t & { return Facts[static_cast<size_t>(F)]; };
@@ -398,11 +448,22 @@ bool Instantiator::exec(const Stmt &St) {
     return execBlock(static_cast<const BlockStmt &>(St));
   case Stmt::Kind::Let: {
     const auto &L = static_cast<const LetStmt &>(St);
-    return eval(*L.Init, Frame[L.Var->Slot]);
+    if (!eval(*L.Init, Frame[L.Var->Slot]))
+      return false;
+    if (Rotating)
+      FrameForms[L.Var->Slot] = Frame[L.Var->Slot].K == Value::Kind::Slice ? sliceForm(*L.Init)
+                                                                           : formOf(*L.Init);
+    return true;
   }
   case Stmt::Kind::Assign: {
     const auto &A = static_cast<const AssignStmt &>(St);
-    return eval(*A.Value, Frame[A.Target->Target->Slot]);
+    const uint32_t Slot = A.Target->Target->Slot;
+    if (!eval(*A.Value, Frame[Slot]))
+      return false;
+    if (Rotating)
+      FrameForms[Slot] =
+          Frame[Slot].K == Value::Kind::Slice ? sliceForm(*A.Value) : formOf(*A.Value);
+    return true;
   }
   case Stmt::Kind::For:
     return execFor(static_cast<const ForStmt &>(St));
@@ -411,6 +472,8 @@ bool Instantiator::exec(const Stmt &St) {
     int64_t Cond = 0;
     if (!evalInt(*I.Cond, Cond))
       return false;
+    if (Rotating && !formOf(*I.Cond).isFixed())
+      return decline();
     if (Cond)
       return execBlock(*I.Then);
     return !I.Else || exec(*I.Else);
@@ -428,6 +491,11 @@ bool Instantiator::execFor(const ForStmt &F) {
   int64_t Lo = 0, Hi = 0;
   if (!evalInt(*F.Lo, Lo) || !evalInt(*F.Hi, Hi))
     return false;
+  if (Rotating) {
+    if (!formOf(*F.Lo).isFixed() || !formOf(*F.Hi).isFixed())
+      return decline();
+    FrameForms[F.Var->Slot] = RankForm::fixed();
+  }
   // Every iteration counts, so that a loop with an empty body (or one whose
   // body is skipped) cannot run unbounded.
   OpenLoops.push_back(OpenLoop{loopId(F)});
@@ -454,7 +522,7 @@ bool Instantiator::evalPeer(const Expr &E, int32_t &Peer) {
     return fail(E.Range, "rank would communicate with itself: '" + sourceText(E.Range) +
                              "' is " + std::to_string(Rank));
   Peer = S.Remap[Rank];
-  return true;
+  return !Rotating || rotatesPeer(E);
 }
 
 bool Instantiator::evalSlice(const Expr &E, Slice &Result) {
@@ -485,6 +553,9 @@ bool Instantiator::execOp(const OpStmt &Op) {
     return fail(Op.Range, "'" + Op.Name + "' moves " + std::to_string(X.Count) +
                               " chunks into a slice of " + std::to_string(Y.Count));
   };
+  auto Rotates = [&](const Expr &E, const Slice &Sl, bool Message) {
+    return !Rotating || rotates(E, Sl, Message);
+  };
   if (!Op.EffectKind)
     return fail(Op.NameRange, "operation '" + Op.Name + "' has effect '" + Op.Info->Effect +
                                   "', which has no lowering to schedule steps");
@@ -494,12 +565,14 @@ bool Instantiator::execOp(const OpStmt &Op) {
   case OpKind::Send:
   case OpKind::Recv:
   case OpKind::RecvReduce:
-    if (!evalPeer(*A[0], St.Peer) || !evalSlice(*A[1], St.Op == OpKind::Send ? St.Src : St.Dst))
+    if (!evalPeer(*A[0], St.Peer) || !evalSlice(*A[1], St.Op == OpKind::Send ? St.Src : St.Dst) ||
+        !Rotates(*A[1], St.Op == OpKind::Send ? St.Src : St.Dst, true))
       return false;
     break;
   case OpKind::Copy:
   case OpKind::Reduce:
-    if (!evalSlice(*A[0], St.Src) || !evalSlice(*A[1], St.Dst) || !SameSize(St.Src, St.Dst))
+    if (!evalSlice(*A[0], St.Src) || !evalSlice(*A[1], St.Dst) || !SameSize(St.Src, St.Dst) ||
+        !Rotates(*A[0], St.Src, false) || !Rotates(*A[1], St.Dst, false))
       return false;
     break;
   case OpKind::Exchange:
@@ -508,7 +581,8 @@ bool Instantiator::execOp(const OpStmt &Op) {
     Send.Op = OpKind::Send;
     Send.WithNext = true;
     if (!evalPeer(*A[0], St.Peer) || !evalSlice(*A[1], Send.Src) || !evalSlice(*A[2], St.Dst) ||
-        !SameSize(Send.Src, St.Dst))
+        !SameSize(Send.Src, St.Dst) || !Rotates(*A[1], Send.Src, true) ||
+        !Rotates(*A[2], St.Dst, true))
       return false;
     Send.Peer = St.Peer;
     emit(Op, Send);
@@ -517,7 +591,8 @@ bool Instantiator::execOp(const OpStmt &Op) {
   }
   case OpKind::RecvReduceSend:
   case OpKind::RecvCopySend:
-    if (!evalPeer(*A[0], St.Peer) || !evalPeer(*A[1], St.SendPeer) || !evalSlice(*A[2], St.Dst))
+    if (!evalPeer(*A[0], St.Peer) || !evalPeer(*A[1], St.SendPeer) ||
+        !evalSlice(*A[2], St.Dst) || !Rotates(*A[2], St.Dst, true))
       return false;
     break;
   }
@@ -656,11 +731,140 @@ bool Instantiator::evalChunks(const Expr &E, Value &Result) {
   return true;
 }
 
+//===----------------------------------------------------------------------===//
+// Rotating runs
+//===----------------------------------------------------------------------===//
+
+bool Instantiator::rotationApplies() const {
+  // The verifier proves a rotated schedule at rank 0 alone, which holds
+  // only for allreduce (Symmetry.h); rank r's peers are r places on only
+  // when rank numbers are ring positions.
+  if (Algo.Collective != CollectiveKind::AllReduce || Algo.Remap || !Options.Placement.empty() ||
+      Algo.Topology == TopologyKind::Tree || T.NRanks < 2)
+    return false;
+  if (Algo.Topology == TopologyKind::Ring)
+    for (const std::vector<int32_t> &Ring : T.Rings)
+      for (size_t I = 0; I < Ring.size(); ++I)
+        if (Ring.size() != size_t(T.NRanks) || Ring[I] != int32_t(I))
+          return false;
+  return true;
+}
+
+RankForm Instantiator::formOf(const Expr &E) {
+  if (E.ConstValue)
+    return RankForm::fixed();
+  switch (E.getKind()) {
+  case Expr::Kind::IntLiteral:
+  case Expr::Kind::BoolLiteral:
+    return RankForm::fixed();
+  case Expr::Kind::Name: {
+    const Decl &D = *static_cast<const NameExpr &>(E).Target;
+    return D.K == Decl::Kind::Builtin ? BuiltinForms[D.Slot] : FrameForms[D.Slot];
+  }
+  case Expr::Kind::Member:
+    switch (static_cast<const MemberExpr &>(E).Info->Fact) {
+    case TopologyFact::Pos: return RankForm::exact(1);
+    case TopologyFact::Next:
+    case TopologyFact::Prev: return RankForm::reduced(1, T.NRanks);
+    default: return RankForm::unknown();
+    }
+  case Expr::Kind::Unary: {
+    const auto &U = static_cast<const UnaryExpr &>(E);
+    RankForm F = formOf(*U.Operand);
+    return F.isFixed() || U.Op == UnaryOp::Neg ? negateForm(F) : RankForm::unknown();
+  }
+  case Expr::Kind::Binary: {
+    const auto &B = static_cast<const BinaryExpr &>(E);
+    RankForm L = formOf(*B.Lhs);
+    // Look at the right-hand side only where rank 0 evaluated it.
+    if (B.Op == BinaryOp::LogAnd || B.Op == BinaryOp::LogOr) {
+      int64_t Lhs = 0;
+      if (!L.isFixed() || !evalInt(*B.Lhs, Lhs))
+        return RankForm::unknown();
+      if ((B.Op == BinaryOp::LogAnd) != (Lhs != 0))
+        return L;
+      return formOf(*B.Rhs).isFixed() ? L : RankForm::unknown();
+    }
+    RankForm R = formOf(*B.Rhs);
+    if (L.isFixed() && R.isFixed())
+      return L;
+    int64_t Value = 0;
+    switch (B.Op) {
+    case BinaryOp::Add: return addForms(L, R, 1);
+    case BinaryOp::Sub: return addForms(L, R, -1);
+    case BinaryOp::Mul:
+      if (L.isFixed() && evalInt(*B.Lhs, Value))
+        return scaleForm(R, Value);
+      if (R.isFixed() && evalInt(*B.Rhs, Value))
+        return scaleForm(L, Value);
+      return RankForm::unknown();
+    case BinaryOp::Rem:
+      if (R.isFixed() && evalInt(*B.Rhs, Value))
+        return remainderForm(L, Value);
+      return RankForm::unknown();
+    default: return RankForm::unknown();
+    }
+  }
+  case Expr::Kind::Call:
+    for (const ExprPtr &Arg : static_cast<const CallExpr &>(E).Args)
+      if (!formOf(*Arg).isFixed())
+        return RankForm::unknown();
+    return RankForm::fixed();
+  case Expr::Kind::Index:
+    // A list element: the lists of a flat ring are the same at every rank.
+    return formOf(*static_cast<const IndexExpr &>(E).Index).isFixed() ? RankForm::fixed()
+                                                                     : RankForm::unknown();
+  }
+  CCLC_UNREACHABLE("unknown expression kind");
+}
+
+RankForm Instantiator::sliceForm(const Expr &E) {
+  if (const auto *Name = dyn_cast<NameExpr>(&E)) {
+    const Decl &D = *Name->Target;
+    return D.K == Decl::Kind::Builtin ? RankForm::fixed() : FrameForms[D.Slot];
+  }
+  const auto &Sliced = static_cast<const IndexExpr &>(E);
+  Value Base;
+  if (!sliceForm(*Sliced.Base).isFixed() || !evalChunks(*Sliced.Base, Base))
+    return RankForm::unknown();
+  RankForm Index = formOf(*Sliced.Index);
+  if (Index.isFixed())
+    return !Sliced.End || formOf(*Sliced.End).isFixed() ? Index : RankForm::unknown();
+  // A single chunk of a whole buffer, reduced modulo its length, moves
+  // around the buffer without leaving it.
+  if (Sliced.End || Index.K != RankForm::Kind::Reduced || Base.First != 0 ||
+      Index.Modulus != Base.Count)
+    return RankForm::unknown();
+  return Index;
+}
+
+bool Instantiator::rotates(const Expr &E, const Slice &Sl, bool Message) {
+  const int32_t Region = S.channelChunks(Sl.Buffer);
+  RankForm F = sliceForm(E);
+  if (F.isFixed())
+    return (Sl.Count == Region && (!Message || Region == 1)) || decline();
+  if (F.K != RankForm::Kind::Reduced || F.Modulus != Region || Sl.Count != 1)
+    return decline();
+  if (!ChunkStep)
+    ChunkStep = F.Step;
+  return *ChunkStep == F.Step || decline();
+}
+
+bool Instantiator::rotatesPeer(const Expr &E) {
+  return formOf(E) == RankForm::reduced(1, T.NRanks) || decline();
+}
+
 } // namespace
 
 std::optional<Schedule> instantiate(const Algorithm &Algo, const Target &T,
                                     const InstantiateOptions &Options, DiagnosticEngine &Diags) {
-  return Instantiator(Algo, T, Options, Diags).run();
+  if (Options.RankZeroOnly) {
+    Instantiator RankZero(Algo, T, Options, Diags, true);
+    std::optional<Schedule> S = RankZero.run();
+    if (S || !RankZero.declined())
+      return S;
+  }
+  return Instantiator(Algo, T, Options, Diags, false).run();
 }
 
 } // namespace cclc::inst

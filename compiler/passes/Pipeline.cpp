@@ -49,7 +49,12 @@ const std::vector<Pass> &passes() {
       {"chunking",
        [](sched::Schedule &S, const PipelineOptions &Opts, DiagnosticEngine &Diags) {
          return ifWithin(S, Diags, "--chunks-factor", Opts.ChunksFactor, maxChunkingFactor(S),
-                         [&] { return chunkSchedule(S, Opts.ChunksFactor).summary(); });
+                         [&] {
+                           // Pipelining plans stages over every rank's program.
+                           if (Opts.ChunksFactor != 1)
+                             sched::expandRotation(S);
+                           return chunkSchedule(S, Opts.ChunksFactor).summary();
+                         });
        }},
       {"fusion",
        [](sched::Schedule &S, const PipelineOptions &,
@@ -83,6 +88,7 @@ bool runPipeline(sched::Schedule &S, const PipelineOptions &Options, std::ostrea
       Log << "stats: " << P.Name << ": " << *Stats << '\n';
     if (listed(Options.PrintAfter, P.Name) || listed(Options.PrintAfter, "all")) {
       Log << "*** schedule after " << P.Name << " ***\n";
+      sched::expandRotation(S);
       sched::printSchedule(S, Log);
     }
     if (Options.VerifyEach && !verify::verifySchedule(S, Diags)) {
