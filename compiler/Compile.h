@@ -7,7 +7,8 @@
 //   machine      topo::loadMachine             topology XML -> search -> connect
 //   target       buildTarget                   ranks, rings and trees to run on
 //   place        inst::placeAuto               `remap auto`: a permutation
-//   instantiate  inst::instantiate             the per-rank schedule (plan/)
+//   instantiate  inst::instantiate             the per-rank schedule (plan/), or
+//                                              rank 0's and a rotation for rings
 //   verify       verify::verifySchedule        the proof (plan/)
 //   passes       passes::runPipeline           chunking, channels, fusion
 //   verify       verify::verifySchedule        again, on what the passes made

@@ -734,7 +734,8 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
   // A rotated schedule's ranks are written as they run, each rotated from
   // rank 0's program in turn, so that one rank's steps are held at a time.
   sched::RankProgram Rotated;
-  for (int32_t R = 0; R < S.NRanks; ++R) {
+  const int32_t Written = S.Rotated ? S.NRanks : int32_t(S.Ranks.size());
+  for (int32_t R = 0; R < Written; ++R) {
     if (S.Rotated && R > 0)
       Rotated = sched::rotatedProgram(S, R);
     const sched::RankProgram &Program = S.Rotated && R > 0 ? Rotated : S.Ranks[size_t(R)];

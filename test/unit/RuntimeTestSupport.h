@@ -102,6 +102,8 @@ inline std::string compilePlan(const std::string &Name, int NRanks, const PlanOp
   compiler::BuildOptions Options;
   Options.Root = Plan.Root;
   Options.Pipeline.ChunksFactor = Plan.ChunksFactor;
+  // As `cclc compile --emit=json` builds it.
+  Options.RankZeroOnly = true;
   std::ostream Discard(nullptr);
   std::optional<sched::Schedule> S =
       compiler::buildSchedule(*Algo, Target, Options, Discard, Diags);
