@@ -304,6 +304,10 @@ private:
   bool units(const json &Root, sched::Schedule &S);
   bool remap(const json &Root, sched::Schedule &S);
   bool sizes(const json &Root, PlanInfo &Info);
+  /// The "rotation" of a version 3 plan, into S.Rotated.
+  bool rotation(const json &J, sched::Schedule &S);
+  /// The links of every rank of a rotated plan, from rank 0's.
+  void rotateLinks(Plan &Out);
   bool rank(const json &J, const FieldPath &P, int32_t R, Plan &Out);
   bool step(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S, Step &Out);
   bool run(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S,
@@ -642,6 +646,15 @@ bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, Plan &Out) {
         return fail(SP, "runs with the step before it, so it needs the same primitive (" +
                             describePrimitive(Runs[I - 1].Base) + ", not " +
                             describePrimitive(Done.Base) + ")");
+      // Rank r moves rank 0's single chunks around their region and keeps
+      // whole regions; anything else would leave it.
+      const OpFields Fields = fieldsOf(Done.Base.Op);
+      for (const Slice *X :
+           {Fields.Src ? &Done.Base.Src : nullptr, Fields.Dst ? &Done.Base.Dst : nullptr})
+        if (S.Rotated && X && X->Count != 1 && X->Count != S.channelChunks(X->Buffer))
+          return fail(SP.key(X == &Done.Base.Src ? "src" : "dst"),
+                      "a rotated plan's slices are single chunks or a channel's whole region, "
+                      "not " + std::to_string(X->Count) + " chunks");
       RankSteps += Done.Repeat;
       if (RankSteps > MaxRankSteps)
         return fail(SP, "rank " + std::to_string(R) + "'s program expands to more than " +
@@ -659,11 +672,41 @@ bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, Plan &Out) {
 }
 
 void PlanReader::expand(Plan &Out, int32_t R) {
+  const sched::Schedule &S = Out.Sched;
   sched::RankProgram &Prog = Out.Sched.Ranks[size_t(R)];
   for (size_t C = 0; C < Prog.Channels.size(); ++C)
-    for (const RolledStep &Run : Written[size_t(R)][C])
+    for (const RolledStep &Run : Written[S.Rotated ? 0 : size_t(R)][C])
       for (int64_t K = 0; K < Run.Repeat; ++K)
-        Prog.Channels[C].Steps.push_back(Run.at(K));
+        Prog.Channels[C].Steps.push_back(S.Rotated ? rotatedStep(S, Run.at(K), R) : Run.at(K));
+}
+
+bool PlanReader::rotation(const json &J, sched::Schedule &S) {
+  FieldPath P = FieldPath().key("rotation");
+  if (Version < PlanFormatVersion)
+    return fail(P, "needs plan format version " + std::to_string(PlanFormatVersion) +
+                       " (this plan is version " + std::to_string(Version) + ")");
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    if (S.Remap[size_t(R)] != R)
+      return fail(P, "a rotated plan needs the identity remap: rank r runs rank 0's program "
+                     "moved r ranks on");
+  const int32_t Region = std::max({S.channelChunks(BufferKind::Input),
+                                   S.channelChunks(BufferKind::Output),
+                                   S.channelChunks(BufferKind::Scratch)});
+  int32_t ChunkStep = 0;
+  if (!object(J, P, {"chunk_step"}) ||
+      !int32(J, P, "chunk_step", 0, Region - 1, ChunkStep,
+             "is not a chunk of a channel's region (" + std::to_string(Region) + " chunks)"))
+    return false;
+  S.Rotated = sched::Rotation{ChunkStep};
+  return true;
+}
+
+void PlanReader::rotateLinks(Plan &Out) {
+  const int32_t N = Out.Sched.NRanks;
+  const LinkSet RankZero = Out.Links;
+  for (int32_t R = 1; R < N; ++R)
+    for (auto [From, To, Channel] : RankZero)
+      Out.Links.emplace((From + R) % N, (To + R) % N, Channel);
 }
 
 std::optional<Plan> PlanReader::read(const json &Root) {
@@ -674,22 +717,39 @@ std::optional<Plan> PlanReader::read(const json &Root) {
               {"format", "version", "generator", "source", "source_text", "target", "algorithm",
                "collective",
                "topology", "nranks", "nchannels", "chunks_per_channel", "root", "buffer_slots",
-               "buffer_units", "remap", "min_bytes", "max_bytes", "ranks"}) ||
+               "buffer_units", "remap", "min_bytes", "max_bytes", "rotation", "ranks"}) ||
       !header(Root, S, Result.Info) || !units(Root, S) || !remap(Root, S) ||
       !sizes(Root, Result.Info))
+    return std::nullopt;
+  if (const json *Rotation = member(Root, P, "rotation", false); Rotation && !rotation(*Rotation, S))
     return std::nullopt;
   const json *Ranks;
   if (!array(Root, P, "ranks", Ranks))
     return std::nullopt;
-  if (Ranks->size() != size_t(S.NRanks)) {
-    fail(P.key("ranks"), "has " + std::to_string(Ranks->size()) + " entries (plan has " +
-                             std::to_string(S.NRanks) + " ranks)");
+  // A rotated plan holds rank 0's program alone.
+  const size_t Held = S.Rotated ? 1 : size_t(S.NRanks);
+  if (Ranks->size() != Held) {
+    fail(P.key("ranks"), "has " + std::to_string(Ranks->size()) + " entries (" +
+                             (S.Rotated ? std::string("a rotated plan holds rank 0's alone")
+                                        : "plan has " + std::to_string(S.NRanks) + " ranks") +
+                             ")");
     return std::nullopt;
   }
   Result.Shape = scheduleShape(S);
-  for (int32_t R = 0; R < S.NRanks; ++R)
-    if (!rank((*Ranks)[R], P.key("ranks").index(R), R, Result))
+  for (size_t R = 0; R < Held; ++R)
+    if (!rank((*Ranks)[R], P.key("ranks").index(R), int32_t(R), Result))
       return std::nullopt;
+  if (S.Rotated) {
+    // Every rank runs as many steps as rank 0, over rank 0's links moved on.
+    Result.Steps *= S.NRanks;
+    rotateLinks(Result);
+    if (Options.KeepRotation) {
+      expand(Result, 0);
+      return Result;
+    }
+    for (int32_t R = 1; R < S.NRanks; ++R)
+      S.Ranks.push_back({R, std::vector<sched::ChannelProgram>(size_t(S.NChannels))});
+  }
   Result.Complete = Result.Steps <= Options.FullSteps;
   if (!Result.Complete && !Options.Rank) {
     fail(P.key("ranks"), "the ranks' programs expand to " + std::to_string(Result.Steps) +
@@ -700,6 +760,8 @@ std::optional<Plan> PlanReader::read(const json &Root) {
   for (int32_t R = 0; R < S.NRanks; ++R)
     if (Result.Complete || R == *Options.Rank)
       expand(Result, R);
+  // The ranks read are written out: the schedule is an ordinary one.
+  S.Rotated.reset();
   return Result;
 }
 
@@ -708,7 +770,9 @@ std::optional<Plan> PlanReader::read(const json &Root) {
 json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
   json J;
   J["format"] = PlanFormatName;
-  J["version"] = PlanFormatVersion;
+  J["version"] = S.Rotated ? PlanFormatVersion : RolledPlanFormatVersion;
+  if (S.Rotated)
+    J["rotation"] = {{"chunk_step", S.Rotated->ChunkStep}};
   if (!Info.Generator.empty())
     J["generator"] = Info.Generator;
   if (!Info.Source.empty())
@@ -731,23 +795,16 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
   J["min_bytes"] = Info.MinBytes;
   J["max_bytes"] = Info.MaxBytes ? json(*Info.MaxBytes) : json(nullptr);
   json Ranks = json::array();
-  // A rotated schedule's ranks are written as they run, each rotated from
-  // rank 0's program in turn, so that one rank's steps are held at a time.
-  sched::RankProgram Rotated;
-  const int32_t Written = S.Rotated ? S.NRanks : int32_t(S.Ranks.size());
-  for (int32_t R = 0; R < Written; ++R) {
-    if (S.Rotated && R > 0)
-      Rotated = sched::rotatedProgram(S, R);
-    const sched::RankProgram &Program = S.Rotated && R > 0 ? Rotated : S.Ranks[size_t(R)];
+  for (size_t R = 0; R < S.Ranks.size(); ++R) {
     json Channels = json::array();
-    for (const sched::ChannelProgram &C : Program.Channels) {
+    for (const sched::ChannelProgram &C : S.Ranks[R].Channels) {
       json Steps = json::array();
       for (const RolledStep &Run : roll(C.Steps))
         Steps.push_back(rolledToJson(Run));
       Channels.push_back({{"steps", std::move(Steps)}});
     }
     Ranks.push_back({{"rank", R},
-                     {"logical_rank", Program.LogicalRank},
+                     {"logical_rank", S.Ranks[R].LogicalRank},
                      {"channels", std::move(Channels)}});
   }
   J["ranks"] = std::move(Ranks);

@@ -1,6 +1,6 @@
 //===- PlanJson.h - The plan file the runtime loads -------------*- C++ -*-===//
 //
-// A plan is a schedule written as JSON (format "cclc-plan", version 2): the
+// A plan is a schedule written as JSON (format "cclc-plan", version 2 or 3): the
 // runtime's plan interpreter loads it, so the reader trusts nothing. Every
 // field is checked for presence, type and range (ranks below nranks, slices
 // inside their buffer's chunk grid, known operation names, a remap that is a
@@ -17,6 +17,12 @@
 // and the largest message), in time linear in the file and memory linear in
 // that rank's steps. Version 1 plans, where every step is written out, are
 // read as well.
+//
+// A rotated schedule (sched::Rotation: a ring, instantiated at rank 0 alone)
+// is written as version 3: rank 0's program and a "rotation", from which a
+// reader makes any rank's program, so that the plan and the reading of one
+// rank take rank 0's steps, whatever the number of ranks. Other schedules
+// are written as version 2, which readers of version 2 read.
 //
 // The format is documented field by field in docs/formats.md.
 //
@@ -37,7 +43,10 @@
 namespace cclc::plan {
 
 inline constexpr const char *PlanFormatName = "cclc-plan";
-inline constexpr int PlanFormatVersion = 2;
+/// The newest version, which rotated plans are written in.
+inline constexpr int PlanFormatVersion = 3;
+/// The version plans without a rotation are written in.
+inline constexpr int RolledPlanFormatVersion = 2;
 /// The oldest version this reader reads: version 1 is version 2 without
 /// rolled steps.
 inline constexpr int OldestPlanFormatVersion = 1;
@@ -64,6 +73,10 @@ struct ReadOptions {
   /// every rank is expanded, and a plan of more steps is refused.
   std::optional<int32_t> Rank;
   int64_t FullSteps = MaxPlanSteps;
+  /// Hold a rotated plan as written, rank 0's program and the rotation
+  /// (sched::Rotation), complete whatever its ranks expand to: for readers
+  /// that take rotated schedules (the verifier, the plan writer).
+  bool KeepRotation = false;
 };
 
 struct Plan {

@@ -138,15 +138,19 @@ std::string chunkCount(int32_t Count) {
 class Verifier {
 public:
   /// With Sym, runs its representative alone (the quotient of the schedule by its
-  /// symmetry) and reports nothing: a failure there is reported by the
-  /// exhaustive run that follows it.
-  Verifier(const Schedule &S, DiagnosticEngine &Diags, const Symmetry *Sym)
-      : S(S), Diags(Diags), Sym(Sym), Sets(S.NRanks) {}
+  /// symmetry) and, unless Report, reports nothing: a failure there is
+  /// reported by the exhaustive run that follows it. With Report it names
+  /// the representative's steps, for schedules too large to run rank by rank.
+  Verifier(const Schedule &S, DiagnosticEngine &Diags, const Symmetry *Sym, bool Report = false)
+      : S(S), Diags(Diags), Sym(Sym), Report(!Sym || Report), Sets(S.NRanks) {}
   bool run();
 
 private:
   // Reporting.
-  const Step &step(const Site &At) const {
+  /// The step at At; in a rotated schedule, the rotation of rank 0's.
+  Step step(const Site &At) const {
+    if (S.Rotated)
+      return rotatedStep(S, S.Ranks[0].Channels[At.Channel].Steps[At.Index], At.Rank);
     return S.Ranks[At.Rank].Channels[At.Channel].Steps[At.Index];
   }
   std::string op(const Site &At) const { return std::string(opName(step(At).Op)); }
@@ -207,6 +211,8 @@ private:
   const Schedule &S;
   DiagnosticEngine &Diags;
   const Symmetry *Sym;
+  /// Whether errors are printed.
+  const bool Report;
   unsigned Errors = 0;
   /// Whether the last error was printed, so that its notes follow it.
   bool LastShown = false;
@@ -230,7 +236,7 @@ private:
 };
 
 void Verifier::errorAt(SourceLoc Loc, const std::string &Msg) {
-  LastShown = ++Errors <= MaxShownErrors && !Sym;
+  LastShown = ++Errors <= MaxShownErrors && Report;
   if (LastShown)
     Diags.error(Loc, Msg);
 }
@@ -827,6 +833,10 @@ void Verifier::reportCycle(std::vector<int32_t> Cycle) {
     const Wait W = waitOf(Actors[Cycle[K]]);
     Msg += ", which waits at step " + std::to_string(W.Index) + " " + waitText(W);
   }
+  // The representative's peers are its images, stalled where it is.
+  if (Sym)
+    Msg += ", and every rank waits at this step alike (each runs rank " +
+           std::to_string(First.Rank) + "'s program renamed)";
   errorAt(step(FirstSite), Msg);
   for (size_t K = 1; K < Cycle.size() && K <= MaxWaitNotes; ++K) {
     const Actor &A = Actors[Cycle[K]];
@@ -907,7 +917,7 @@ bool Verifier::run() {
   if (Errors == 0) {
     setUp();
     simulate();
-    if (Sym) {
+    if (!Report) {
       // A stall or a leftover here is one at every rank; the exhaustive
       // run names them.
       for (const Actor &A : Actors)
@@ -915,13 +925,15 @@ bool Verifier::run() {
       for (const Connection &C : Connections)
         Errors += C.Committed + C.Staged != 0;
     } else {
+      // Under a symmetry a stalled representative waits on a peer stalled
+      // at the same step: the cycle reported is the representative's wait.
       reportStalls();
       reportLeftovers();
     }
     if (Errors == 0)
       checkPostcondition();
   }
-  if (Errors > MaxShownErrors && !Sym)
+  if (Errors > MaxShownErrors && Report)
     Diags.note(SourceLoc{}, std::to_string(Errors - MaxShownErrors) +
                                 " more verification errors not shown");
   return Errors == 0;
@@ -942,13 +954,18 @@ bool verifySchedule(const Schedule &S, DiagnosticEngine &Diags, const VerifyOpti
                     ProofKind *Proof) {
   if (S.Rotated) {
     // Built as rank 0's program rotated: the rotation needs no proof, and
-    // only a failure costs every rank's program, to report it.
+    // only a failure costs every rank's program, to report it, up to
+    // Options.ReportSteps of them; past that, rank 0's run reports.
     Symmetry Sym = Symmetry::ofRotation(S);
     if (Options.UseSymmetry && Verifier(S, Diags, &Sym).run()) {
       if (Proof)
         *Proof = ProofKind::Rotation;
       return true;
     }
+    if (Proof)
+      *Proof = ProofKind::Rotation;
+    if (int64_t(S.stepCount()) * S.NRanks > Options.ReportSteps)
+      return Verifier(S, Diags, &Sym, /*Report=*/true).run();
     Schedule Every = S;
     sched::expandRotation(Every);
     if (Proof)

@@ -28,7 +28,8 @@
 // rotated, a butterfly's bits flipped: Symmetry.h) is first run at that rank
 // alone, every message from a peer taken as the image of the rank's own. Its
 // cost is one rank's, not n ranks'. Only when that run fails is the schedule
-// run rank by rank, which reports what is wrong.
+// run rank by rank, which reports what is wrong (or, for a rotated schedule
+// too large to expand, the run at one rank reports).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -50,6 +51,11 @@ struct VerifyOptions {
   /// Try a symmetry first. Off, every schedule is run rank by rank; the
   /// verdict is the same either way, only the time differs.
   bool UseSymmetry = true;
+  /// A rotated schedule (sched::Rotation) whose proof at rank 0 fails is
+  /// expanded to every rank to report what that run reports, when its ranks
+  /// hold at most this many steps; a larger one is reported from rank 0's
+  /// run (the messages name rank 0's steps, and a deadlock rank 0's wait).
+  int64_t ReportSteps = int64_t(1) << 24;
 };
 
 /// True when S is proved correct; otherwise the reasons are in Diags. Proof,

@@ -35,6 +35,10 @@ int readVerifyEmit(const ReadOptions &Opts, const CommonOptions &Common, Reader 
   std::optional<plan::Plan> Plan = Id ? Read(*Id, SM, Diags) : std::nullopt;
   if (!Plan || !verify::verifySchedule(Plan->Sched, Diags))
     return 1;
+  // A rotated plan is proved and rewritten as rank 0's program and its
+  // rotation; the other formats show every rank.
+  if (Opts.Emit != "json")
+    sched::expandRotation(Plan->Sched);
   if (Plan->Info.Generator.empty())
     Plan->Info.Generator = generatorName();
   bool Written = writeOutput(Opts.Output, Diags, [&](std::ostream &OS) {
@@ -64,7 +68,9 @@ void addPlanCommands(CLI::App &App, const CommonOptions &Common, int &ExitCode) 
                  "schedule and print it",
                  "plan file written by 'cclc compile --emit=json'",
                  [](uint32_t FileId, SourceManager &SM, DiagnosticEngine &Diags) {
-                   return plan::readPlanFile(FileId, SM, Diags);
+                   plan::ReadOptions Options;
+                   Options.KeepRotation = true;
+                   return plan::readPlanFile(FileId, SM, Diags, Options);
                  });
   addReadCommand(App, Common, ExitCode, "import-msccl",
                  "Import an MSCCL-IR algorithm (.xml, as msccl-tools, TACCL or "

@@ -133,7 +133,7 @@ TEST(PlanJson, UnboundedMaxBytesIsNull) {
   json J = scheduleToPlan(library("ring-allreduce", 4), PlanInfo{});
   EXPECT_TRUE(J["max_bytes"].is_null());
   EXPECT_EQ(J["format"], "cclc-plan");
-  EXPECT_EQ(J["version"], plan::PlanFormatVersion);
+  EXPECT_EQ(J["version"], plan::RolledPlanFormatVersion);
   ReadResult Back = readPlanText(J.dump());
   ASSERT_TRUE(Back.P) << Back.Errors;
   EXPECT_FALSE(Back.P->Info.MaxBytes);
@@ -273,8 +273,8 @@ TEST(PlanJsonErrors, NameTheField) {
                   "ranks[1].channels[0].steps[1].peer: 1 is the step's own rank");
   expectPlanError([](json &J) { J["nranks"] = "4"; },
                   "nranks: expected an integer, found the string \"4\"");
-  expectPlanError([](json &J) { J["version"] = 3; },
-                  "version: plan format version 3 is not supported");
+  expectPlanError([](json &J) { J["version"] = 4; },
+                  "version: plan format version 4 is not supported");
   expectPlanError([](json &J) { J["format"] = "nccl-graph"; }, "format: \"nccl-graph\" is not");
   expectPlanError([](json &J) { J.erase("remap"); }, "error: missing field 'remap'");
   expectPlanError([](json &J) { J["remap"] = {0, 1, 1, 3}; },

@@ -318,7 +318,7 @@ json unrolled(json J) {
 TEST(PlanRolling, ARingIsWrittenInSpaceLinearInItsRanks) {
   for (int NRanks : {8, 64}) {
     json J = json::parse(compilePlan("ring-allreduce", NRanks));
-    EXPECT_EQ(J["version"], plan::PlanFormatVersion);
+    EXPECT_EQ(J["version"], plan::RolledPlanFormatVersion);
     // Each rank's 2 (n - 1) + 1 steps take a handful of objects, whatever n.
     EXPECT_LE(stepObjects(J).size(), size_t(8 * NRanks)) << NRanks << " ranks";
     ReadResult R = readPlan(J.dump(), /*Verify=*/true);
@@ -431,20 +431,67 @@ TEST(PlanRolling, RunsThatLeaveTheirBoundsAreRefused) {
 
 TEST(PlanRolling, UnknownVersionsAreRefusedSayingWhichAreRead) {
   json J = json::parse(compilePlan("ring-allreduce", 2));
-  J["version"] = 3;
+  J["version"] = 4;
   ReadResult R = readPlan(J.dump());
   EXPECT_FALSE(R.Plan);
-  EXPECT_TRUE(contains(R.Errors, "plan format version 3 is not supported (this cclc reads "
-                                 "versions 1 to 2); recompile the plan with this cclc"))
+  EXPECT_TRUE(contains(R.Errors, "plan format version 4 is not supported (this cclc reads "
+                                 "versions 1 to 3); recompile the plan with this cclc"))
       << R.Errors;
+}
+
+TEST(PlanRolling, RotationsAreRefusedWhereTheyDoNotFit) {
+  PlanOptions Rotated;
+  Rotated.RankZeroOnly = true;
+  const json Good = json::parse(compilePlan("ring-allreduce", 4, Rotated));
+  ASSERT_EQ(Good["version"], plan::PlanFormatVersion);
+  ASSERT_EQ(Good["ranks"].size(), 1u);
+  ASSERT_TRUE(readPlan(Good.dump(), /*Verify=*/true).Verified);
+  const json Plain = json::parse(compilePlan("ring-allreduce", 4));
+  struct Case {
+    const char *Why;
+    std::function<void(json &)> Edit;
+    std::string Expected;
+  };
+  const std::vector<Case> Cases = {
+      {"an older version", [](json &J) { J["version"] = 2; },
+       "rotation: needs plan format version 3 (this plan is version 2)"},
+      {"a step past the region", [](json &J) { J["rotation"]["chunk_step"] = 4; },
+       "rotation.chunk_step: 4 is not a chunk of a channel's region (4 chunks)"},
+      {"a negative step", [](json &J) { J["rotation"]["chunk_step"] = -1; },
+       "rotation.chunk_step: -1 is not a chunk"},
+      {"an unknown field", [](json &J) { J["rotation"]["axis"] = 1; },
+       "rotation.axis: unknown field"},
+      {"not an object", [](json &J) { J["rotation"] = 1; },
+       "rotation: expected an object, found the number 1"},
+      {"a remap", [](json &J) { J["remap"] = {1, 0, 2, 3}; },
+       "rotation: a rotated plan needs the identity remap"},
+      {"every rank written",
+       [&](json &J) { J["ranks"] = Plain["ranks"]; },
+       "ranks: has 4 entries (a rotated plan holds rank 0's alone)"},
+      {"a slice of two chunks",
+       [](json &J) { J["ranks"][0]["channels"][0]["steps"][1]["src"]["count"] = 2; },
+       "steps[1].src: a rotated plan's slices are single chunks or a channel's whole region, "
+       "not 2 chunks"},
+  };
+  for (const Case &C : Cases) {
+    json J = Good;
+    C.Edit(J);
+    ReadResult R = readPlan(J.dump());
+    EXPECT_FALSE(R.Plan) << C.Why;
+    EXPECT_TRUE(contains(R.Errors, C.Expected)) << C.Why << ": " << R.Errors;
+  }
 }
 
 /// Bytes the allocator holds now.
 size_t heldBytes() { return mallinfo2().uordblks; }
 
 TEST(PlanRolling, OneRankOfThousandsOfRanksLoadsInTimeAndMemoryOfItsOwn) {
+  // As `cclc compile --emit=json` writes them: rank 0's program and the
+  // rotation that makes every other rank's.
+  PlanOptions Rotated;
+  Rotated.RankZeroOnly = true;
   for (auto [NRanks, Rank] : {std::pair{1024, 517}, std::pair{8192, 4133}}) {
-    std::string Text = compilePlan("ring-allreduce", NRanks);
+    std::string Text = compilePlan("ring-allreduce", NRanks, Rotated);
     ASSERT_FALSE(Text.empty());
     std::string Path = ::testing::TempDir() + "ring" + std::to_string(NRanks) + ".json";
     std::ofstream(Path) << Text;
@@ -481,9 +528,11 @@ TEST(PlanRolling, OneRankOfThousandsOfRanksLoadsInTimeAndMemoryOfItsOwn) {
       if (sched::opSends(St.Op))
         EXPECT_EQ(St.sendTarget(), Rank + 1);
     }
-    // What it holds is its own program and the plan's text, not every
-    // rank's steps (134 million of them at 8192 ranks).
+    // What it holds is its own program, the plan's text and a link per
+    // rank, not every rank's steps (134 million of them at 8192 ranks).
     EXPECT_LT(Held, Text.size() + (size_t(16) << 20));
+    // The plan is rank 0's program and the remap's n entries.
+    EXPECT_LT(Text.size(), size_t(16) * NRanks + (size_t(16) << 10));
     ::unlink(Path.c_str());
   }
 }

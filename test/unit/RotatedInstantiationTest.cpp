@@ -158,4 +158,33 @@ TEST_P(RotatedInstantiationTest, AlgorithmsThatMustNotRotate) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, RotatedInstantiationTest, ::testing::Values(2, 3, 8, 12));
 
+TEST(RotatedProof, ReportsAtRankZeroWhenEveryRankIsTooMany) {
+  // The reduce-scatter adds each received chunk to the one it just sent.
+  dsl::test::CheckedSource Src(ringWith(
+      " on ring", "  chunks nranks;\n  copy(input, output);\n"
+                  "  for s in 0 .. nranks - 1 {\n"
+                  "    send(ring.next, output[(ring.pos - s) % nranks]);\n"
+                  "    recv_reduce(ring.prev, output[(ring.pos - s) % nranks]);\n  }"));
+  ASSERT_TRUE(Src.Algo) << Src.output();
+  inst::InstantiateOptions Options;
+  Options.RankZeroOnly = true;
+  std::optional<sched::Schedule> S =
+      inst::instantiate(*Src.Algo, target::flatTarget(8), Options, Src.Diags);
+  ASSERT_TRUE(S && S->Rotated) << Src.output();
+  verify::VerifyOptions Verify;
+  Verify.ReportSteps = 0;
+  std::ostringstream Text;
+  DiagnosticEngine Diags(Src.SM, Text);
+  verify::ProofKind Proof = verify::ProofKind::Exhaustive;
+  EXPECT_FALSE(verify::verifySchedule(*S, Diags, Verify, &Proof));
+  EXPECT_EQ(Proof, verify::ProofKind::Rotation);
+  EXPECT_NE(Text.str().find("error: rank 0 channel 0 step 2: recv_reduce adds input[7] of rank 7 "
+                            "to output[0], which holds input[0] of rank 0: different elements"),
+            std::string::npos)
+      << Text.str();
+  EXPECT_NE(Text.str().find("note: rank 7 channel 0 step 1: the data was sent here"),
+            std::string::npos)
+      << Text.str();
+}
+
 } // namespace

@@ -79,6 +79,9 @@ struct PlanOptions {
   int RingChannels = 1;
   /// The chunking pass's factor.
   int ChunksFactor = 1;
+  /// Instantiate rank 0 alone where the algorithm rotates, as `cclc compile
+  /// --emit=json` does: a ring's plan is then rank 0's program and a rotation.
+  bool RankZeroOnly = false;
 };
 
 /// algorithms/<Name>.ccl compiled for NRanks ranks into a plan's JSON text;
@@ -102,8 +105,7 @@ inline std::string compilePlan(const std::string &Name, int NRanks, const PlanOp
   compiler::BuildOptions Options;
   Options.Root = Plan.Root;
   Options.Pipeline.ChunksFactor = Plan.ChunksFactor;
-  // As `cclc compile --emit=json` builds it.
-  Options.RankZeroOnly = true;
+  Options.RankZeroOnly = Plan.RankZeroOnly;
   std::ostream Discard(nullptr);
   std::optional<sched::Schedule> S =
       compiler::buildSchedule(*Algo, Target, Options, Discard, Diags);
