@@ -68,6 +68,8 @@ private:
   }
   bool failTooManyStatements(const Stmt &St);
   bool exec(const Stmt &S);
+  /// Evaluates E into the variable in Slot (and, rotating, its form).
+  bool assign(const Expr &E, size_t Slot);
   bool execBlock(const BlockStmt &B);
   bool execFor(const ForStmt &F);
   bool execOp(const OpStmt &Op);
@@ -448,22 +450,11 @@ bool Instantiator::exec(const Stmt &St) {
     return execBlock(static_cast<const BlockStmt &>(St));
   case Stmt::Kind::Let: {
     const auto &L = static_cast<const LetStmt &>(St);
-    if (!eval(*L.Init, Frame[L.Var->Slot]))
-      return false;
-    if (Rotating)
-      FrameForms[L.Var->Slot] = Frame[L.Var->Slot].K == Value::Kind::Slice ? sliceForm(*L.Init)
-                                                                           : formOf(*L.Init);
-    return true;
+    return assign(*L.Init, L.Var->Slot);
   }
   case Stmt::Kind::Assign: {
     const auto &A = static_cast<const AssignStmt &>(St);
-    const uint32_t Slot = A.Target->Target->Slot;
-    if (!eval(*A.Value, Frame[Slot]))
-      return false;
-    if (Rotating)
-      FrameForms[Slot] =
-          Frame[Slot].K == Value::Kind::Slice ? sliceForm(*A.Value) : formOf(*A.Value);
-    return true;
+    return assign(*A.Value, A.Target->Target->Slot);
   }
   case Stmt::Kind::For:
     return execFor(static_cast<const ForStmt &>(St));
@@ -485,6 +476,14 @@ bool Instantiator::exec(const Stmt &St) {
     return execOp(static_cast<const OpStmt &>(St));
   }
   CCLC_UNREACHABLE("unknown statement kind");
+}
+
+bool Instantiator::assign(const Expr &E, size_t Slot) {
+  if (!eval(E, Frame[Slot]))
+    return false;
+  if (Rotating)
+    FrameForms[Slot] = Frame[Slot].K == Value::Kind::Slice ? sliceForm(E) : formOf(E);
+  return true;
 }
 
 bool Instantiator::execFor(const ForStmt &F) {

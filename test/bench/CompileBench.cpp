@@ -8,7 +8,8 @@
 // goals: a 1024-rank ring in under 1 s and a plan under 10 MB; 8192 ranks in
 // under 10 s and 2 GiB. A ring's ranks run 2 n^2 steps in all (134 million
 // at 8192 ranks); as `cclc compile --emit=json` does, the ring instantiates
-// rank 0 alone and writes the others rotated from it ("inst" says rank0).
+// rank 0 alone and its plan is rank 0's program and the rotation that gives
+// the others' ("inst" says rank0).
 // Then a seeded wrong halving-doubling allreduce
 // (Inputs/wrong-halving-doubling.ccl) must be rejected at 8192 ranks.
 //
