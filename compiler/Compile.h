@@ -10,7 +10,7 @@
 //   instantiate  inst::instantiate             the per-rank schedule (plan/), or
 //                                              rank 0's and a rotation for rings
 //   verify       verify::verifySchedule        the proof (plan/)
-//   passes       passes::runPipeline           chunking, channels, fusion
+//   passes       passes::runPipeline           chunking, channels, fusion, copy elision
 //   verify       verify::verifySchedule        again, on what the passes made
 //   emit         emit/, codegen/, plan JSON    text, plan, MSCCL-IR, dot, kernels
 //

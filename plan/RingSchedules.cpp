@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "plan/RingSchedules.h"
+#include "plan/CopyElision.h"
 
 namespace cclc::plan {
 
@@ -142,6 +143,7 @@ std::optional<sched::Schedule> ringSchedule(CollectiveKind Collective, int32_t N
     case CollectiveKind::AllToAll: break;
     }
   }
+  elideCopies(S);
   return S;
 }
 

@@ -4,7 +4,7 @@
 // and it must do so without the compiler: these functions build, step by
 // step, the schedules that `cclc compile algorithms/ring-<collective>.ccl
 // --nranks N --root R` produces for a flat target (one ring, ranks in
-// order, the fusion pass applied). A unit test compares them with the
+// order, the fusion and copy-elision passes applied). A unit test compares them with the
 // compiler's output for every collective, rank count and root, so the two
 // cannot drift apart.
 //

@@ -5,6 +5,7 @@
 #include "compiler/passes/Chunking.h"
 #include "compiler/passes/Fusion.h"
 #include "compiler/emit/ScheduleText.h"
+#include "plan/CopyElision.h"
 #include "plan/Verifier.h"
 
 #include <algorithm>
@@ -46,6 +47,9 @@ const std::vector<Pass> &passes() {
          return ifWithin(S, Diags, "--channels", Opts.Channels, maxParallelChannels(S),
                          [&] { return parallelizeChannels(S, Opts.Channels).summary(); });
        }},
+      {"copy-elision",
+       [](sched::Schedule &S, const PipelineOptions &, DiagnosticEngine &)
+           -> std::optional<std::string> { return plan::elideCopies(S).summary(); }},
       {"chunking",
        [](sched::Schedule &S, const PipelineOptions &Opts, DiagnosticEngine &Diags) {
          return ifWithin(S, Diags, "--chunks-factor", Opts.ChunksFactor, maxChunkingFactor(S),

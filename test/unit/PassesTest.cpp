@@ -440,7 +440,7 @@ std::unique_ptr<PipelineRun> runOn(Schedule &S, const PipelineOptions &Options) 
 }
 
 TEST(Pipeline, RunsThePassesInOrder) {
-  EXPECT_EQ(passNames(), (std::vector<std::string>{"channel-parallel", "chunking", "fusion"}));
+  EXPECT_EQ(passNames(), (std::vector<std::string>{"channel-parallel", "copy-elision", "chunking", "fusion"}));
   Schedule Original = library("butterfly-allreduce", 4);
   Schedule S = Original;
   PipelineOptions Options;
