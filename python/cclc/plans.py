@@ -8,6 +8,7 @@ the size window where the cost model predicts it is the fastest (`--explain`),
 and collectives with a root compiled for every root. They are compiled once per
 size and kept under `$CCLC_CACHE_DIR` (default `~/.cache/cclc`).
 """
+import hashlib
 import json
 import os
 import shutil
@@ -45,11 +46,24 @@ def cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "cclc"
 
 
+def library_key() -> str:
+    """What the cached plans depend on besides the rank count: the package's
+    version, its compiler (size and time of last change: a rebuilt or
+    reinstalled compiler may compile differently under the same version) and
+    the text of every algorithm of the library."""
+    digest = hashlib.sha256()
+    compiler = COMPILER.stat()
+    digest.update(f"{compiler.st_size}:{compiler.st_mtime_ns}".encode())
+    for source in sorted(ALGORITHMS.glob("*.ccl")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    return f"plans-{__version__}-{digest.hexdigest()[:16]}"
+
+
 def library_plans(world_size: int) -> List[str]:
     """The library's algorithms compiled for world_size ranks, from the cache
     or compiled into it now. Ranks that compile at once each write a private
     directory and the first to finish publishes it; the plans are the same."""
-    final = cache_root() / f"plans-{__version__}" / f"n{world_size}"
+    final = cache_root() / library_key() / f"n{world_size}"
     if not (final / "COMPLETE").exists():
         final.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".n{world_size}-", dir=final.parent))

@@ -2,6 +2,7 @@
 import subprocess
 
 import cclc
+import cclc.plans
 from conftest import run_job
 
 
@@ -16,7 +17,7 @@ def test_library_plans_serve_every_call(tmp_path):
     assert "runs butterfly_allreduce" in log, log
     assert "runs halving_doubling_allreduce" in log, log
     assert "runs ring_broadcast" in log and "runs ring_reduce" in log, log
-    cached = tmp_path / "cache" / f"plans-{cclc.__version__}" / "n4"
+    cached = tmp_path / "cache" / cclc.plans.library_key() / "n4"
     assert (cached / "COMPLETE").exists()
     assert {p.name for p in cached.glob("ring-broadcast.root*.json")} == \
         {f"ring-broadcast.root{r}.json" for r in range(4)}
@@ -25,7 +26,7 @@ def test_library_plans_serve_every_call(tmp_path):
 def test_plans_that_do_not_fit_are_skipped(tmp_path):
     job = run_job("sizes.py", 3, tmp_path / "job")
     assert job.codes == [0] * 3, job.describe()
-    skipped = (tmp_path / "cache" / f"plans-{cclc.__version__}" / "n3" / "SKIPPED").read_text()
+    skipped = (tmp_path / "cache" / cclc.plans.library_key() / "n3" / "SKIPPED").read_text()
     assert "butterfly-allreduce.ccl" in skipped and "pow2" in skipped, skipped
 
 
