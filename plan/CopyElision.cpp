@@ -177,6 +177,30 @@ private:
 
 } // namespace
 
+bool runsInPlace(const Schedule &S, int32_t Rank) {
+  if (S.Units.Input != S.Units.Output)
+    return false;
+  // Whether each output chunk may differ from the input chunk it aliases.
+  std::vector<bool> Changed(size_t(S.bufferChunks(BufferKind::Output)), false);
+  auto ReadsChanged = [&](const Slice &X) {
+    for (int32_t J = X.Chunk; X.Buffer == BufferKind::Input && J < X.Chunk + X.Count; ++J)
+      if (Changed[size_t(J)])
+        return true;
+    return false;
+  };
+  for (const sched::ChannelProgram &C : S.Ranks[size_t(Rank)].Channels)
+    for (const Step &St : C.Steps) {
+      if (plan::opReadsSource(St.Op) && ReadsChanged(St.Src))
+        return false;
+      if (St.Op == OpKind::Send || St.Dst.Buffer != BufferKind::Output ||
+          (St.Op == OpKind::Copy && St.Src == Slice{BufferKind::Input, St.Dst.Chunk, St.Dst.Count}))
+        continue;
+      for (int32_t J = St.Dst.Chunk; J < St.Dst.Chunk + St.Dst.Count; ++J)
+        Changed[size_t(J)] = true;
+    }
+  return true;
+}
+
 CopyElisionResult elideCopies(Schedule &S) {
   CopyElisionResult Result;
   if (S.Units.Input != S.Units.Output)

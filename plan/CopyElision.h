@@ -41,4 +41,13 @@ struct CopyElisionResult {
 
 CopyElisionResult elideCopies(sched::Schedule &S);
 
+/// Whether Rank's program of S computes the same when its input is its
+/// output (an in-place call): it reads no input chunk after writing the
+/// output chunk over it, other than by copying the input there (which in
+/// place copies a chunk onto itself). The runtime then runs such a call
+/// without first copying the input aside. Schedules whose input and output
+/// differ in units (allgather, reduce-scatter) never qualify: their
+/// in-place buffers overlap without coinciding.
+bool runsInPlace(const sched::Schedule &S, int32_t Rank);
+
 } // namespace cclc::plan

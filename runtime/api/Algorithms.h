@@ -128,6 +128,9 @@ struct Algorithm {
   std::optional<uint64_t> MaxBytes;
   exec::ScheduleShape Shape;
   Executor Kind = Executor::Interpreter;
+  /// Whether this rank's program runs an in-place call on the caller's
+  /// buffer as it is (plan::runsInPlace), not on a copy of its input.
+  bool InPlace = false;
   /// The schedule, for the interpreter.
   std::shared_ptr<const exec::Interpreter> Interp;
   /// Generated kernels, one per (type, operator) they were compiled for.

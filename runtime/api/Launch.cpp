@@ -51,8 +51,9 @@ using CopyAside = std::function<void(void *Dst, const void *Src, size_t Bytes)>;
 
 /// The buffers and count of R run by A on Rank: the caller's where NCCL uses
 /// them, else stand-ins from Space, where an executor may read or write; the
-/// input copied aside into Space with Copy when it overlaps the output; and
-/// the scratch, from Space too.
+/// input copied aside into Space with Copy when it overlaps the output,
+/// unless it is the output and A's program runs in place (Algorithm::InPlace);
+/// and the scratch, from Space too.
 kern::CallArgs placeBuffers(const Request &R, const Algorithm &A, int Rank, const void *Send,
                             void *Recv, Workspace &Space, const CopyAside &Copy) {
   Uses U = usesOf(R, Rank);
@@ -63,7 +64,8 @@ kern::CallArgs placeBuffers(const Request &R, const Algorithm &A, int Rank, cons
   Args.Rank = Rank;
   Args.Input = U.Send ? Send : Space.get(Workspace::Use::StandInInput, InBytes);
   Args.Output = U.Recv ? Recv : Space.get(Workspace::Use::StandInOutput, OutBytes);
-  if (overlaps(Args.Input, InBytes, Args.Output, OutBytes)) {
+  const bool InPlace = A.InPlace && Args.Input == Args.Output && InBytes == OutBytes;
+  if (!InPlace && overlaps(Args.Input, InBytes, Args.Output, OutBytes)) {
     void *Aside = Space.get(Workspace::Use::InputCopy, InBytes);
     Copy(Aside, Args.Input, InBytes);
     Args.Input = Aside;

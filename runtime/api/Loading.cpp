@@ -20,6 +20,7 @@
 #include "runtime/api/Environment.h"
 #include "runtime/api/Status.h"
 
+#include "plan/CopyElision.h"
 #include "plan/Verifier.h"
 
 #include <algorithm>
@@ -156,6 +157,7 @@ Algorithm Communicator::interpreted(plan::Plan P, std::string Origin, bool Conne
   A.MaxBytes = P.Info.MaxBytes;
   A.Kind = Algorithm::Executor::Interpreter;
   A.Links = std::move(P.Links);
+  A.InPlace = plan::runsInPlace(S, Rank);
   int32_t BufferSlots = S.BufferSlots;
   A.Interp = std::make_shared<const exec::Interpreter>(std::move(P.Sched), P.Shape);
   A.Shape = A.Interp->shape();

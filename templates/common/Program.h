@@ -112,6 +112,15 @@ template <class T> struct ProgramBuffers {
   CCLC_HD Slice<T> destination(const SliceRef &S) const {
     return {writable(S.Buffer), Grid, units(S.Buffer), S.Chunk, S.Count};
   }
+  /// Whether A and B share memory: slices of one buffer that overlap, or of
+  /// input and output where a call runs in place on one buffer (input chunk
+  /// c is then output chunk c).
+  CCLC_HD bool overlap(const SliceRef &A, const SliceRef &B) const {
+    const bool Aliased = static_cast<const void *>(Input) == static_cast<const void *>(Output) &&
+                         (A.Buffer == BufferKind::Input) != (B.Buffer == BufferKind::Input) &&
+                         A.Buffer != BufferKind::Scratch && B.Buffer != BufferKind::Scratch;
+    return A.overlaps(B) || (Aliased && A.Chunk < B.Chunk + B.Count && B.Chunk < A.Chunk + A.Count);
+  }
 };
 
 /// Whether S receives a whole message into Dst, unmixed with what Dst held:
@@ -135,7 +144,7 @@ CCLC_HD void runSteps(const ProgramStep *Steps, uint32_t Count, const ProgramBuf
       // A receive straight after a send may be ready before the send is
       // done: the executor may offer its buffer first (see
       // sendBeforeReceive), when the send does not read it.
-      if (I + 1 < Count && receivesWhole(Steps[I + 1]) && !S.Src.overlaps(Steps[I + 1].Dst))
+      if (I + 1 < Count && receivesWhole(Steps[I + 1]) && !Bufs.overlap(S.Src, Steps[I + 1].Dst))
         Prims::template sendBeforeReceive<T, Op>(
             Links.out(S.SendPeer, Channel), Bufs.source(S.Src),
             Links.in(Steps[I + 1].RecvPeer, Channel), Bufs.destination(Steps[I + 1].Dst));

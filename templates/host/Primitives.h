@@ -28,8 +28,11 @@ using kern::Slice;
 using kern::zipRuns;
 
 /// Dst = Src, element by element.
-template <class T> inline void copyElems(const T *__restrict Src, T *__restrict Dst, size_t N) {
-  std::memcpy(Dst, Src, N * sizeof(T));
+/// Copies N elements; a copy onto itself (an input copied to the output of
+/// an in-place call) moves nothing.
+template <class T> inline void copyElems(const T *Src, T *Dst, size_t N) {
+  if (Src != Dst)
+    std::memcpy(Dst, Src, N * sizeof(T));
 }
 
 namespace detail {

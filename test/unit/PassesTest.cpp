@@ -264,6 +264,28 @@ TEST(CopyElision, LeavesCopiesThatSaveLittleOrAreNotPlainCopies) {
   }
 }
 
+TEST(CopyElision, ProgramsThatRunInPlace) {
+  // The library's programs read their input before writing over it, with
+  // their copies whole or cut.
+  for (const char *Name : {"ring-allreduce", "halving-doubling-allreduce", "butterfly-allreduce",
+                           "tree-allreduce", "ring-broadcast", "ring-reduce"}) {
+    Schedule S = library(Name, 8);
+    for (int Pass = 0; Pass < 2; ++Pass, plan::elideCopies(S))
+      for (int32_t R = 0; R < S.NRanks; ++R)
+        EXPECT_TRUE(plan::runsInPlace(S, R)) << Name << " rank " << R << " pass " << Pass;
+  }
+  // An allgather's input is a part of its output.
+  EXPECT_FALSE(plan::runsInPlace(library("ring-allgather", 4), 0));
+  // Input read after a receive overwrote the output over it.
+  auto Program = [](std::vector<Step> Steps) { return handBuilt({Steps, {}}, 2); };
+  EXPECT_FALSE(plan::runsInPlace(Program({receive(OpKind::Recv, 1, out(0)),
+                                          local(OpKind::Reduce, in(0), out(0))}), 0));
+  EXPECT_FALSE(plan::runsInPlace(Program({send(1, in(0)), receive(OpKind::Recv, 1, out(0)),
+                                          local(OpKind::Copy, in(0), out(0))}), 0));
+  EXPECT_TRUE(plan::runsInPlace(Program({send(1, in(0)), receive(OpKind::Recv, 1, out(1)),
+                                         local(OpKind::Copy, in(0), out(0))}), 0));
+}
+
 //===----------------------------------------------------------------------===//
 // Chunking
 //===----------------------------------------------------------------------===//
