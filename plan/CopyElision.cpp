@@ -21,13 +21,15 @@ namespace {
 
 constexpr int32_t NoCopy = -1;
 
-/// A copy of input chunks onto the same output chunks, by the default
-/// primitive: the copies this pass may cut.
-bool isInputCopy(const Step &St) {
-  return St.Op == OpKind::Copy && St.Src.Buffer == BufferKind::Input &&
-         St.Dst.Buffer == BufferKind::Output && St.Src.Chunk == St.Dst.Chunk &&
-         St.Primitive.empty();
+/// A copy of input chunks onto the same output chunks: in place, a copy of
+/// a chunk onto itself.
+bool copiesInputAlike(const Step &St) {
+  return St.Op == OpKind::Copy && St.Dst.Buffer == BufferKind::Output &&
+         St.Src == Slice{BufferKind::Input, St.Dst.Chunk, St.Dst.Count};
 }
+
+/// Such a copy by the default primitive: the copies this pass may cut.
+bool isInputCopy(const Step &St) { return copiesInputAlike(St) && St.Primitive.empty(); }
 
 /// True for steps whose write to Dst replaces it without reading it.
 bool overwrites(OpKind Op) {
@@ -193,7 +195,7 @@ bool runsInPlace(const Schedule &S, int32_t Rank) {
       if (plan::opReadsSource(St.Op) && ReadsChanged(St.Src))
         return false;
       if (St.Op == OpKind::Send || St.Dst.Buffer != BufferKind::Output ||
-          (St.Op == OpKind::Copy && St.Src == Slice{BufferKind::Input, St.Dst.Chunk, St.Dst.Count}))
+          copiesInputAlike(St))
         continue;
       for (int32_t J = St.Dst.Chunk; J < St.Dst.Chunk + St.Dst.Count; ++J)
         Changed[size_t(J)] = true;

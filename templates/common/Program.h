@@ -119,7 +119,7 @@ template <class T> struct ProgramBuffers {
     const bool Aliased = static_cast<const void *>(Input) == static_cast<const void *>(Output) &&
                          (A.Buffer == BufferKind::Input) != (B.Buffer == BufferKind::Input) &&
                          A.Buffer != BufferKind::Scratch && B.Buffer != BufferKind::Scratch;
-    return A.overlaps(B) || (Aliased && A.Chunk < B.Chunk + B.Count && B.Chunk < A.Chunk + A.Count);
+    return A.overlaps(B) || (Aliased && SliceRef{B.Buffer, A.Chunk, A.Count}.overlaps(B));
   }
 };
 
