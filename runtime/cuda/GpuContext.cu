@@ -14,10 +14,10 @@
 // Calls return before their kernels run, so nothing here waits for the GPU
 // on a call's path: no synchronous copy, no synchronization, memory kept
 // until the context is destroyed. Each launch records an event on its
-// stream, and destroying waits for those events only, not for the other
-// work of the device, which may be an application's kernel that waits for
-// this one to end. That is also what lets an application
-// capture calls into a CUDA graph; the setup a first call does (allocating,
+// stream, and destroying waits for those events before it frees anything
+// (CUDA's frees then wait for the rest of the device too, an application's
+// kernel among it). Enqueueing without waiting is also what lets an
+// application capture calls into a CUDA graph; the setup a first call does (allocating,
 // mapping, uploading on the setup stream) runs with the thread's capture
 // mode relaxed, so capturing works during that call too.
 //

@@ -2,6 +2,7 @@
 
 #include "runtime/perf/Bench.h"
 #include "runtime/perf/Calls.h"
+#include "runtime/perf/LocalRanks.h"
 #include "runtime/perf/Memory.h"
 #include "runtime/perf/Report.h"
 
@@ -275,7 +276,7 @@ int runBenchmarks(const Options &Opts, cclcComm_t Comm) {
     check(cclcCommDestroy(Comm), "cclcCommDestroy");
     return Code;
   } catch (const std::runtime_error &E) {
-    std::fprintf(stderr, "cclc-perf: rank %d: %s\n", Rank, E.what());
+    printWhole("cclc-perf: rank " + std::to_string(Rank) + ": " + E.what());
     // Stops the kernels of a failed call before their buffers are freed.
     cclcCommAbort(Comm);
     return 1;

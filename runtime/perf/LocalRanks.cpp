@@ -48,9 +48,9 @@ bool readId(int Fd, cclcUniqueId &Id, std::chrono::milliseconds Timeout) {
     if (readId(IdPipe, Id, runtime::timeoutFromEnvironment()))
       Code = Body(Rank, Id);
     else
-      std::fprintf(stderr, "rank %d: the parent sent no job id\n", Rank);
+      printWhole("rank " + std::to_string(Rank) + ": the parent sent no job id");
   } catch (const std::exception &E) {
-    std::fprintf(stderr, "rank %d: %s\n", Rank, E.what());
+    printWhole("rank " + std::to_string(Rank) + ": " + E.what());
   }
   std::fflush(nullptr);
   ::_exit(Code);
@@ -156,6 +156,19 @@ std::string describeStatus(int Status) {
     return "killed by signal " + std::to_string(WTERMSIG(Status)) + " (" +
            strsignal(WTERMSIG(Status)) + ")";
   return "ended with wait status " + std::to_string(Status);
+}
+
+void printWhole(const std::string &Line) {
+  std::string Text = Line + "\n";
+  std::fflush(stderr);
+  for (size_t Done = 0; Done < Text.size();) {
+    ssize_t N = ::write(STDERR_FILENO, Text.data() + Done, Text.size() - Done);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return;
+    Done += size_t(N);
+  }
 }
 
 } // namespace cclc::perf

@@ -41,4 +41,9 @@ std::vector<int> runLocalRanks(int NRanks, const RankBody &Body,
 /// "exited with 1", "killed by signal 9", "still running past the limit".
 std::string describeStatus(int Status);
 
+/// Writes Line and a newline to standard error in one write: ranks that
+/// fail together write to one pipe, which keeps a write of up to PIPE_BUF
+/// bytes whole, where a C stream may split a long line into several.
+void printWhole(const std::string &Line);
+
 } // namespace cclc::perf

@@ -287,19 +287,18 @@ TEST_P(GpuTransport, AbortRaisesTheWordAndKeepsTheCause) {
     B.barrier();
     if (B.rank() == 0) {
       std::this_thread::sleep_for(100ms);
-      C.abort("stopped by the test");
+      C.abort("rank 0 stopped the test");
       C.abort("a later cause");
       require(State.abort().load() != 0, "abort() raises the word the kernels poll");
-      require(C.failure() == "stopped by the test", "the first cause: " + C.failure());
+      require(C.failure() == "rank 0 stopped the test", "the first cause: " + C.failure());
       // A kernel launched now stops at its first wait.
       State.runAborted(C, R, Input.get(), Output.get());
     } else if (Tcp) {
       // Rank 1's kernel waits for rank 0, which aborts instead of sending:
-      // rank 0's proxy drops the connections, and rank 1's proxy raises
-      // rank 1's word.
+      // rank 0's proxy sends its cause in an abort frame and drops the
+      // connections, and rank 1's proxy raises rank 1's word.
       State.runAborted(C, R, Input.get(), Output.get());
-      require(C.failure().find("rank 0") != std::string::npos,
-              "the cause names rank 0: " + C.failure());
+      require(C.failure() == "rank 0 stopped the test", "rank 0's cause: " + C.failure());
     }
     // Over CUDA IPC nothing carries the abort to the peer, whose kernels
     // would time out instead; rank 1 only keeps its FIFOs until rank 0 is
