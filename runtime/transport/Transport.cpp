@@ -7,7 +7,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <sched.h>
 #include <set>
+#include <string_view>
+#include <thread>
 
 namespace cclc::net {
 
@@ -50,9 +53,26 @@ size_t singleCopyMin() {
 
 } // namespace
 
+bool waitsYield(const Bootstrap &B) {
+  if (const char *Env = std::getenv("CCLC_WAIT_YIELD"); Env && *Env) {
+    if (std::string_view(Env) != "0" && std::string_view(Env) != "1")
+      throw NetError(std::string("CCLC_WAIT_YIELD=") + Env + " is neither 0 nor 1");
+    return *Env == '1';
+  }
+  int Local = 0;
+  for (int R = 0; R < B.size(); ++R)
+    Local += B.hostId(R) == B.hostId(B.rank());
+  cpu_set_t Cores;
+  CPU_ZERO(&Cores);
+  int NCores = ::sched_getaffinity(0, sizeof Cores, &Cores) == 0
+                   ? CPU_COUNT(&Cores)
+                   : int(std::thread::hardware_concurrency());
+  return NCores <= 0 || Local > NCores;
+}
+
 Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
                          const LinkOptions &Options, SetupScope Scope)
-    : Rank(B.rank()), Timeout(B.timeout()), Patience(waitPatience()),
+    : Rank(B.rank()), Timeout(B.timeout()), Patience(waitPatience()), Yields(waitsYield(B)),
       SingleCopyMin(singleCopyMin()) {
   LinkSetup Setup(B, Sends, Recvs, Options, TransportKind::Shm, Scope);
   Kinds = Setup.kinds();
@@ -87,7 +107,9 @@ Connections::~Connections() { Proxy.reset(); }
 const host::Waiter *Connections::addWaiter(const std::atomic<uint32_t> &Abort,
                                            std::chrono::microseconds Patience,
                                            const host::StallCheck *Stall) {
-  return &Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience, Stall});
+  host::Waiter &W = Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience, Stall});
+  W.Yields = Yields;
+  return &W;
 }
 
 const CallBoard *Connections::addBoard(int Side) {

@@ -51,6 +51,14 @@ namespace cclc::net {
 class ShmSegment;
 class TcpProxy;
 
+/// Whether waits on shared-memory FIFOs yield their core between polls
+/// (host::Waiter::Yields): CCLC_WAIT_YIELD (0 or 1) where set, else whether
+/// the ranks of B's job on this host outnumber the cores this process may
+/// run on, so that a waiting rank lets the one that shares its core run.
+/// With a core per rank a yield only delays the discovery of a message.
+/// Throws NetError on a malformed CCLC_WAIT_YIELD.
+bool waitsYield(const Bootstrap &B);
+
 class Connections final : public host::Links {
 public:
   /// Connects the FIFOs this rank sends on and receives on, in a setup of
@@ -95,6 +103,9 @@ private:
   /// How long the waits of shared-memory links poll before they sleep
   /// (CCLC_SPIN_US).
   std::chrono::microseconds Patience;
+  /// Whether waits yield their core while they poll (host::Waiter::Yields):
+  /// where this host's ranks outnumber the cores (CCLC_WAIT_YIELD).
+  bool Yields;
   /// The smallest message sent with a single copy (CCLC_SINGLE_COPY).
   size_t SingleCopyMin;
   std::map<int, std::string> SingleCopy;

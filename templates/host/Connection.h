@@ -164,11 +164,17 @@ struct Waiter {
   /// 8-12 us, 64 make it 3-6 us), and with a core per rank a yield returns
   /// at once, so the polls after these cost one system call each.
   static constexpr int SpinPolls = 64;
+  /// Whether the polls after SpinPolls yield the core. Where every rank has
+  /// a core of its own, a yield returns at once and only puts a system call
+  /// between a message's arrival and its discovery (most of a small call's
+  /// time at 2 ranks on 2 cores), so the runtime turns yielding off there
+  /// and a wait polls until its patience runs out.
+  bool Yields = true;
 
-  /// Spins on Ready, then polls while yielding the core, then sleeps until
-  /// one of the counters Bells moves (Ready depends on no other memory),
-  /// until it holds; throws on timeout or abort. What and Peer name the
-  /// wait in the error.
+  /// Spins on Ready, then polls (yielding the core between polls where
+  /// Yields), then sleeps until one of the counters Bells moves (Ready
+  /// depends on no other memory), until it holds; throws on timeout or
+  /// abort. What and Peer name the wait in the error.
   template <class Pred>
   void until(Pred &&Ready, const char *What, int Peer,
              std::initializer_list<const Bell *> Bells = {}) const {
@@ -206,7 +212,7 @@ struct Waiter {
               },
               &Ready);
         sleep(Bells, Ready);
-      } else {
+      } else if (Yields) {
         std::this_thread::yield();
       }
     }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <mutex>
+#include <sched.h>
 #include <sys/resource.h>
 #include <thread>
 
@@ -287,6 +288,44 @@ TEST(SleepingWaits, MalformedPatienceIsRefused) {
     EXPECT_TRUE(exitedWith(Status[0], 0)) << Bad;
   }
   ::unsetenv("CCLC_SPIN_US");
+}
+
+/// Waits yield their core where the host's ranks outnumber the cores the
+/// process may run on, and only there, unless CCLC_WAIT_YIELD decides; a
+/// malformed setting is refused, naming the variable.
+TEST(YieldingWaits, WhereRanksOutnumberCores) {
+  cpu_set_t Set;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof Set, &Set), 0);
+  int Cores = CPU_COUNT(&Set);
+  auto Yields = [](int NRanks) {
+    return forkJob(NRanks, 10s, [](Bootstrap &B) { return waitsYield(B) ? 1 : 0; });
+  };
+  for (int Status : Yields(Cores))
+    EXPECT_TRUE(exitedWith(Status, 0)) << Cores << " ranks on " << Cores << " cores";
+  for (int Status : Yields(Cores + 1))
+    EXPECT_TRUE(exitedWith(Status, 1)) << Cores + 1 << " ranks on " << Cores << " cores";
+  {
+    ScopedEnv Never("CCLC_WAIT_YIELD", "0");
+    for (int Status : Yields(Cores + 1))
+      EXPECT_TRUE(exitedWith(Status, 0));
+  }
+  {
+    ScopedEnv Always("CCLC_WAIT_YIELD", "1");
+    for (int Status : Yields(1))
+      EXPECT_TRUE(exitedWith(Status, 1));
+  }
+  for (const char *Bad : {"yes", "2", "-1"}) {
+    ScopedEnv Malformed("CCLC_WAIT_YIELD", Bad);
+    std::vector<int> Status = forkJob(1, 5s, [](Bootstrap &B) {
+      try {
+        Connections C(B, {}, {});
+      } catch (const NetError &E) {
+        return std::string(E.what()).find("CCLC_WAIT_YIELD") != std::string::npos ? 0 : 2;
+      }
+      return 1;
+    });
+    EXPECT_TRUE(exitedWith(Status[0], 0)) << Bad;
+  }
 }
 
 namespace {
