@@ -1,5 +1,7 @@
 """A job as users start one: under torchrun, or forked by mp.spawn (argv[2] ==
-"spawn"). Each rank all-reduces its rank and writes the sum."""
+"spawn"). Each rank all-reduces its rank and writes the sum, and whether its
+waits yield their core (CCLC_WAIT_YIELD, which the backend sets unless the
+user did)."""
 import json
 import os
 import sys
@@ -21,7 +23,8 @@ def work(rank, out, world):
     t = torch.tensor([float(dist.get_rank())])
     dist.all_reduce(t)
     (Path(out) / f"rank{dist.get_rank()}.json").write_text(
-        json.dumps({"sum": t.item(), "backend": dist.get_backend()}))
+        json.dumps({"sum": t.item(), "backend": dist.get_backend(),
+                    "wait_yield": os.environ.get("CCLC_WAIT_YIELD")}))
     dist.destroy_process_group()
 
 
