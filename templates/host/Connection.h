@@ -435,11 +435,16 @@ struct Outbox {
       Q.Stamps[Tail % Q.NumSlots] = *Call;
     return Q.slot(Tail);
   }
-  /// True when acquire() would not wait.
-  bool ready() const {
-    return Q.Header->Tail.load(std::memory_order_relaxed) -
-               Q.Header->Head.load(std::memory_order_acquire) <
-           Q.NumSlots;
+  /// True when acquire() would not wait. Reads the receiver's Head only
+  /// when the one last seen leaves no slot free: an exchange asks before
+  /// every send, and reading the line the receiver writes on every release
+  /// moved it between the cores twice per message.
+  bool ready() {
+    uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
+    if (Tail - SeenHead < Q.NumSlots)
+      return true;
+    SeenHead = Q.Header->Head.load(std::memory_order_acquire);
+    return Tail - SeenHead < Q.NumSlots;
   }
   /// Publishes the acquired slot holding Bytes bytes, or, when Direct, a
   /// message of Bytes bytes already in the receiver's buffer.
@@ -541,16 +546,22 @@ struct Inbox {
     MessageTrailer T(Bytes, Q.SlotBytes);
     const std::byte *At = Q.slot(Head) + T.Offset;
     // The sender's flag comes with the message's last line; Tail after it,
-    // or alone for a message of another size than expected.
+    // or alone for a message of another size than expected, or one written
+    // into the offered buffer. Where a flag is expected and nothing was
+    // offered, Tail is read on every 16th poll only: a receiver polling it
+    // keeps taking the line the sender is about to write.
     auto Flagged = [&] {
       return T.Present && __atomic_load_n(reinterpret_cast<const uint64_t *>(At + 8),
                                           __ATOMIC_ACQUIRE) == MessageTrailer::flag(Head + 1, Q.Epoch);
     };
     bool ByFlag = false;
+    bool Flags = T.Present && Offered != Head + 1;
+    uint32_t Polls = 0;
     Wait->until(
         [&] {
           ByFlag = Flagged();
-          return ByFlag || Q.Header->Tail.load(std::memory_order_acquire) > Head;
+          return ByFlag || ((!Flags || ++Polls % 16 == 0) &&
+                            Q.Header->Tail.load(std::memory_order_acquire) > Head);
         },
         "receive from", Peer, {&Q.Header->Tail});
     if (ByFlag)
