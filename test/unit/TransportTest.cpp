@@ -273,21 +273,30 @@ TEST(SleepingWaits, WakeWhenThePeerMoves) {
   EXPECT_TRUE(exitedWith(Status[1], 0));
 }
 
-/// A malformed CCLC_SPIN_US is refused, naming the variable.
-TEST(SleepingWaits, MalformedPatienceIsRefused) {
-  for (const char *Bad : {"soon", "-1", "60000001", "12us"}) {
-    ::setenv("CCLC_SPIN_US", Bad, 1);
-    std::vector<int> Status = forkJob(1, 5s, [](Bootstrap &B) {
+namespace {
+
+/// Checks that connections refuse each of Bad as the value of the variable
+/// Name, naming it.
+void expectRefused(const char *Name, std::initializer_list<const char *> Bad) {
+  for (const char *Value : Bad) {
+    ScopedEnv Malformed(Name, Value);
+    std::vector<int> Status = forkJob(1, 5s, [Name](Bootstrap &B) {
       try {
         Connections C(B, {}, {});
       } catch (const NetError &E) {
-        return std::string(E.what()).find("CCLC_SPIN_US") != std::string::npos ? 0 : 2;
+        return std::string(E.what()).find(Name) != std::string::npos ? 0 : 2;
       }
       return 1;
     });
-    EXPECT_TRUE(exitedWith(Status[0], 0)) << Bad;
+    EXPECT_TRUE(exitedWith(Status[0], 0)) << Name << "=" << Value;
   }
-  ::unsetenv("CCLC_SPIN_US");
+}
+
+} // namespace
+
+/// A malformed CCLC_SPIN_US is refused, naming the variable.
+TEST(SleepingWaits, MalformedPatienceIsRefused) {
+  expectRefused("CCLC_SPIN_US", {"soon", "-1", "60000001", "12us"});
 }
 
 /// Waits yield their core where the host's ranks outnumber the cores the
@@ -314,18 +323,7 @@ TEST(YieldingWaits, WhereRanksOutnumberCores) {
     for (int Status : Yields(1))
       EXPECT_TRUE(exitedWith(Status, 1));
   }
-  for (const char *Bad : {"yes", "2", "-1"}) {
-    ScopedEnv Malformed("CCLC_WAIT_YIELD", Bad);
-    std::vector<int> Status = forkJob(1, 5s, [](Bootstrap &B) {
-      try {
-        Connections C(B, {}, {});
-      } catch (const NetError &E) {
-        return std::string(E.what()).find("CCLC_WAIT_YIELD") != std::string::npos ? 0 : 2;
-      }
-      return 1;
-    });
-    EXPECT_TRUE(exitedWith(Status[0], 0)) << Bad;
-  }
+  expectRefused("CCLC_WAIT_YIELD", {"yes", "2", "-1"});
 }
 
 namespace {
