@@ -17,9 +17,9 @@
 // stream, and destroying waits for those events before it frees anything
 // (CUDA's frees then wait for the rest of the device too, an application's
 // kernel among it). Enqueueing without waiting is also what lets an
-// application capture calls into a CUDA graph; the setup a first call does (allocating,
-// mapping, uploading on the setup stream) runs with the thread's capture
-// mode relaxed, so capturing works during that call too.
+// application capture calls into a CUDA graph; the setup a first call does
+// (allocating, mapping, uploading on the setup stream) runs with the
+// thread's capture mode relaxed, so capturing works during that call too.
 //
 // Failures inside kernels cannot be returned by the calls that enqueued
 // them. A kernel that fails records the failure in the status word and

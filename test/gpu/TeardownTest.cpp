@@ -3,9 +3,9 @@
 // Destroying a communicator waits for its own kernels and then frees its
 // memory with CUDA's frees, which wait for the whole device, as NCCL's do:
 // an application kernel that runs on, on a stream of its own, delays
-// cclcCommDestroy until it ends, and neither fails nor deadlocks it. The destroy unmaps the peers' memory and
-// waits for every rank before it frees its own, so that ranks destroyed one
-// after the other never fault. With peer access turned off, ranks of one
+// cclcCommDestroy until it ends, and neither fails nor deadlocks it. The
+// destroy unmaps the peers' memory and waits for every rank before it
+// frees its own, so that ranks destroyed one after the other never fault. With peer access turned off, ranks of one
 // host run over the mapped host memory of the TCP links, and say so with
 // CCLC_DEBUG=INFO.
 //
