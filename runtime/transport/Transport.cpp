@@ -107,9 +107,7 @@ Connections::~Connections() { Proxy.reset(); }
 const host::Waiter *Connections::addWaiter(const std::atomic<uint32_t> &Abort,
                                            std::chrono::microseconds Patience,
                                            const host::StallCheck *Stall) {
-  host::Waiter &W = Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience, Stall});
-  W.Yields = Yields;
-  return &W;
+  return &Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience, Stall, Yields});
 }
 
 const CallBoard *Connections::addBoard(int Side) {

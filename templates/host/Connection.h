@@ -555,12 +555,12 @@ struct Inbox {
                                           __ATOMIC_ACQUIRE) == MessageTrailer::flag(Head + 1, Q.Epoch);
     };
     bool ByFlag = false;
-    bool Flags = T.Present && Offered != Head + 1;
+    bool FlagExpected = T.Present && Offered != Head + 1;
     uint32_t Polls = 0;
     Wait->until(
         [&] {
           ByFlag = Flagged();
-          return ByFlag || ((!Flags || ++Polls % 16 == 0) &&
+          return ByFlag || ((!FlagExpected || ++Polls % 16 == 0) &&
                             Q.Header->Tail.load(std::memory_order_acquire) > Head);
         },
         "receive from", Peer, {&Q.Header->Tail});
