@@ -155,6 +155,9 @@ using RankBody = std::function<void(RankThread &)>;
 /// message on stdout and stderr: a test must fail, never hang.
 inline std::vector<std::string> runRanks(int NRanks, const RankBody &Body,
                                          std::chrono::seconds Limit) {
+  // Every rank runs in this process, so the job needs no interface but
+  // loopback, unless the caller chose one (set before any thread reads it).
+  ::setenv("CCLC_SOCKET_IFNAME", "=lo", /*overwrite=*/0);
   IdExchange Ids(Limit);
   std::vector<std::string> Failures(static_cast<size_t>(NRanks));
   std::mutex Lock;
