@@ -89,6 +89,7 @@ struct RolledStep {
 std::optional<Stride> strideBetween(const Step &A, const Step &B) {
   OpFields F = fieldsOf(A.Op);
   if (A.Op != B.Op || A.WithNext || B.WithNext || A.Primitive != B.Primitive ||
+      A.Proto != B.Proto ||
       A.Loc.FileId != B.Loc.FileId || A.Loc.Line != B.Loc.Line || A.Loc.Col != B.Loc.Col ||
       (F.Src && (A.Src.Buffer != B.Src.Buffer || A.Src.Count != B.Src.Count)) ||
       (F.Dst && (A.Dst.Buffer != B.Dst.Buffer || A.Dst.Count != B.Dst.Count)))
@@ -138,6 +139,8 @@ json stepToJson(const Step &St) {
     J["with_next"] = true;
   if (!St.Primitive.empty())
     J["primitive"] = St.Primitive;
+  if (St.Proto != sched::Protocol::Simple)
+    J["protocol"] = std::string(plan::protocolName(St.Proto));
   if (St.Loc.isValid()) {
     J["line"] = St.Loc.Line;
     J["col"] = St.Loc.Col;
@@ -484,8 +487,8 @@ bool PlanReader::slice(const json &Obj, const FieldPath &P, const char *Name,
 bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched::Schedule &S,
                       Step &Out) {
   if (!object(J, P,
-              {"op", "peer", "send_peer", "src", "dst", "with_next", "primitive", "line", "col",
-               "repeat", "stride"}) ||
+              {"op", "peer", "send_peer", "src", "dst", "with_next", "primitive", "protocol",
+               "line", "col", "repeat", "stride"}) ||
       !oneOf(J, P, "op", stepOps(), opName, Out.Op))
     return false;
   OpFields F = fieldsOf(Out.Op);
@@ -515,6 +518,15 @@ bool PlanReader::step(const json &J, const FieldPath &P, int32_t R, const sched:
     return false;
   if (J.contains("primitive") && !isPrimitiveName(Out.Primitive))
     return fail(P.key("primitive"), "\"" + Out.Primitive + "\" is not a primitive's name");
+  if (J.contains("protocol")) {
+    if (!oneOf(J, P, "protocol", plan::allProtocols(), plan::protocolName, Out.Proto))
+      return false;
+    if (!opSends(Out.Op) && !opReceives(Out.Op))
+      return fail(P.key("protocol"), "a " + Op + " step moves no message, so it has no protocol");
+    if (!Out.Primitive.empty() && Out.Proto != sched::Protocol::Simple)
+      return fail(P.key("protocol"), "the step names its primitive (\"" + Out.Primitive +
+                                         "\"), which decides how its messages travel");
+  }
   if (J.contains("line") || J.contains("col")) {
     int32_t Line, Col;
     constexpr int64_t MaxPos = std::numeric_limits<int32_t>::max();
@@ -646,6 +658,10 @@ bool PlanReader::rank(const json &J, const FieldPath &P, int32_t R, Plan &Out) {
         return fail(SP, "runs with the step before it, so it needs the same primitive (" +
                             describePrimitive(Runs[I - 1].Base) + ", not " +
                             describePrimitive(Done.Base) + ")");
+      if (I > 0 && Runs[I - 1].Base.WithNext && Runs[I - 1].Base.Proto != Done.Base.Proto)
+        return fail(SP, "runs with the step before it, so it needs the same protocol (" +
+                            std::string(plan::protocolName(Runs[I - 1].Base.Proto)) + ", not " +
+                            std::string(plan::protocolName(Done.Base.Proto)) + ")");
       // Rank r moves rank 0's single chunks around their region and keeps
       // whole regions; anything else would leave it.
       const OpFields Fields = fieldsOf(Done.Base.Op);

@@ -28,6 +28,7 @@ kern::ProgramStep callOf(const Step &St) {
   CCLC_ASSERT(!St.WithNext, "a verified schedule joins only exchanges");
   kern::ProgramStep P;
   P.Op = St.Op;
+  P.Proto = St.Proto;
   switch (St.Op) {
   case OpKind::Send:
     P.SendPeer = St.Peer;
@@ -74,6 +75,7 @@ std::vector<LoweredStep> lowerChannel(const std::vector<Step> &Steps) {
     const Step &Send = Steps[I], &Receive = Steps[++I];
     kern::ProgramStep X;
     X.Op = Receive.Op == OpKind::Recv ? OpKind::Exchange : OpKind::ExchangeReduce;
+    X.Proto = Send.Proto;
     X.SendPeer = Send.Peer;
     X.Src = Send.Src;
     X.RecvPeer = Receive.Peer;

@@ -41,6 +41,7 @@ namespace cclc::sched {
 using plan::BufferKind;
 using plan::CollectiveKind;
 using plan::OpKind;
+using plan::Protocol;
 using plan::TopologyKind;
 using plan::bufferLetter;
 using plan::bufferName;
@@ -68,6 +69,9 @@ struct Step {
   /// called one other than its effect's own (e.g. copy_streaming for a copy);
   /// empty for the default. Both halves of an exchange carry it.
   std::string Primitive;
+  /// How the step's messages travel (common/Protocol.h); Simple for steps
+  /// that send and receive nothing. Both halves of an exchange carry it.
+  Protocol Proto = Protocol::Simple;
   /// The slice a send reads: Src for Send, Dst for the fused forms.
   const Slice &sentSlice() const { return Op == OpKind::Send ? Src : Dst; }
   /// The rank a send goes to.

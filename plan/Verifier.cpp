@@ -56,6 +56,7 @@ enum class Phase : uint8_t {
 struct Message {
   int32_t Count = 0;
   int32_t SendIndex = -1; ///< The sending step, on the sender's channel.
+  Protocol Proto = Protocol::Simple; ///< How the sending step sends it.
 };
 
 /// One (sender, receiver, channel) FIFO. Its storage is a ring of Capacity
@@ -579,7 +580,7 @@ void Verifier::stage(Actor &A, int32_t Index, const Slice &Data) {
   CCLC_ASSERT(C.Committed + C.Staged < C.Capacity, "connection storage sized too small");
   const int32_t Slot = (C.Head + C.Committed + C.Staged) % C.Capacity;
   ++C.Staged;
-  Messages[C.SlotBase + Slot] = {Data.Count, Index};
+  Messages[C.SlotBase + Slot] = {Data.Count, Index, (*A.Steps)[Index].Proto};
   read(Site{A.Rank, A.Channel, Index}, Data, Payloads,
        C.PayloadBase + static_cast<size_t>(Slot) * C.MaxCount);
 }
@@ -604,10 +605,18 @@ void Verifier::receive(Actor &A, int32_t Index, Connection &C) {
     Data = &peerMessage(St.Peer, C.Channel, M, Base);
     Base = 0;
   }
-  if (M.Count != St.Dst.Count) {
-    error(At, op(At) + " receives " + chunkCount(St.Dst.Count) + " from rank " +
-                  std::to_string(St.Peer) + ", but the matching send sends " +
-                  chunkCount(M.Count));
+  // A message of another size, or one the two ends would look for in
+  // different places, is refused and poisons what it would have written.
+  std::string Refused;
+  if (M.Count != St.Dst.Count)
+    Refused = op(At) + " receives " + chunkCount(St.Dst.Count) + " from rank " +
+              std::to_string(St.Peer) + ", but the matching send sends " + chunkCount(M.Count);
+  else if (M.Proto != St.Proto)
+    Refused = op(At) + " receives from rank " + std::to_string(St.Peer) + " by the " +
+              std::string(plan::protocolName(St.Proto)) +
+              " protocol, but the matching send sends by " + std::string(plan::protocolName(M.Proto));
+  if (!Refused.empty()) {
+    error(At, Refused);
     note(From, "the matching send");
     Buffer &B = buffer(A.Rank, St.Dst.Buffer);
     for (int32_t I = 0; I < St.Dst.Count; ++I)

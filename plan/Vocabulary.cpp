@@ -70,6 +70,9 @@ constexpr Spelling<RedOp> RedOps[] = {
     {RedOp::Sum, "sum"}, {RedOp::Prod, "prod"}, {RedOp::Min, "min"}, {RedOp::Max, "max"}};
 constexpr RedOp AllRedOps[] = {RedOp::Sum, RedOp::Prod, RedOp::Min, RedOp::Max};
 
+constexpr Spelling<Protocol> Protocols[] = {{Protocol::Simple, "simple"}, {Protocol::LL, "ll"}};
+constexpr Protocol AllProtocols[] = {Protocol::Simple, Protocol::LL};
+
 } // namespace
 
 std::string_view collectiveName(CollectiveKind Kind) { return nameIn(Collectives, Kind); }
@@ -150,6 +153,10 @@ size_t dtypeBytes(DType Type) {
 std::string_view redOpName(RedOp Op) { return nameIn(RedOps, Op); }
 std::optional<RedOp> parseRedOp(std::string_view Name) { return parseIn(RedOps, Name); }
 std::span<const RedOp> allRedOps() { return AllRedOps; }
+
+std::string_view protocolName(Protocol P) { return nameIn(Protocols, P); }
+std::optional<Protocol> parseProtocol(std::string_view Name) { return parseIn(Protocols, Name); }
+std::span<const Protocol> allProtocols() { return AllProtocols; }
 
 std::string formatBytes(uint64_t Bytes) {
   static const char *Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};

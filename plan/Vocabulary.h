@@ -27,6 +27,7 @@ namespace cclc::plan {
 using kern::BufferKind;
 using kern::DType;
 using kern::OpKind;
+using kern::Protocol;
 using kern::RedOp;
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll };
@@ -78,6 +79,11 @@ size_t dtypeBytes(DType Type);
 std::string_view redOpName(RedOp Op);
 std::optional<RedOp> parseRedOp(std::string_view Name);
 std::span<const RedOp> allRedOps();
+
+/// "simple", "ll": how a step's messages travel (common/Protocol.h).
+std::string_view protocolName(Protocol P);
+std::optional<Protocol> parseProtocol(std::string_view Name);
+std::span<const Protocol> allProtocols();
 
 /// "4 KiB", "1 MiB", "1000 B": exact binary units when the size has them.
 std::string formatBytes(uint64_t Bytes);

@@ -323,7 +323,13 @@ std::string KernelWriter::chunkText(size_t P, const Run &R, Field F, std::option
 
 const PrimitiveInfo *KernelWriter::primitiveFor(const Run &R) {
   std::string Effect(plan::opName(R.Shape.Kind));
-  std::string Name = R.Shape.Primitive.empty() ? Effect : R.Shape.Primitive;
+  // A step's protocol picks the library's primitive for it: the CUDA
+  // library has one per protocol (send_ll, ...); the host runs every
+  // protocol with the simple one's (common/Protocol.h).
+  std::string Own = R.Shape.Proto != sched::Protocol::Simple && Opts.Target == KernelTarget::Cuda
+                        ? Effect + "_" + std::string(plan::protocolName(R.Shape.Proto))
+                        : Effect;
+  std::string Name = R.Shape.Primitive.empty() ? Own : R.Shape.Primitive;
   const PrimitiveInfo *Prim = Catalog.lookup(Name);
   std::string Problem;
   if (!Prim)
@@ -394,6 +400,8 @@ std::string runLabel(const Run &R) {
   Label += std::string(plan::opName(R.Shape.Kind));
   if (!R.Shape.Primitive.empty())
     Label += " by " + R.Shape.Primitive;
+  if (R.Shape.Proto != sched::Protocol::Simple)
+    Label += " (" + std::string(plan::protocolName(R.Shape.Proto)) + ")";
   return Label;
 }
 

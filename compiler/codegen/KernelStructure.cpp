@@ -48,6 +48,7 @@ CallShape shapeOf(const Call &C) {
   CallShape Shape;
   Shape.Kind = C.Kind;
   Shape.Primitive = C.Primitive;
+  Shape.Proto = C.Proto;
   if (effectUses(C.Kind, Field::SrcChunk))
     Shape.SrcBuffer = C.Src.Buffer;
   if (effectUses(C.Kind, Field::DstChunk))
@@ -78,6 +79,7 @@ std::vector<Call> callsOf(const sched::Schedule &S, int32_t Channel,
     Call C;
     C.Kind = L.Call.Op;
     C.Primitive = std::move(L.Primitive);
+    C.Proto = L.Call.Proto;
     C.Loc = L.Loc;
     C.RecvPeer = L.Call.RecvPeer;
     C.SendPeer = L.Call.SendPeer;

@@ -63,6 +63,7 @@ struct Call {
   OpKind Kind = OpKind::Copy;
   /// The primitive the algorithm chose; empty for the effect's own.
   std::string Primitive;
+  sched::Protocol Proto = sched::Protocol::Simple; ///< How its messages travel.
   int32_t RecvPeer = -1; ///< The rank received from.
   int32_t SendPeer = -1; ///< The rank sent to.
   sched::Slice Src;      ///< Read by the effects that have a source.
@@ -75,6 +76,7 @@ struct Call {
 struct CallShape {
   OpKind Kind = OpKind::Copy;
   std::string Primitive;
+  sched::Protocol Proto = sched::Protocol::Simple;
   sched::BufferKind SrcBuffer = sched::BufferKind::Input;
   sched::BufferKind DstBuffer = sched::BufferKind::Output;
   bool operator==(const CallShape &) const = default;

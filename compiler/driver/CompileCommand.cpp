@@ -371,6 +371,15 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                       "Channels a flat algorithm runs on (default: the target's ring channels, "
                       "or with --explain the cost model's choice)")
           ->check(CLI::Range(1, int(plan::MaxChannels)));
+  Cmd->add_option_function<std::string>(
+         "--protocol",
+         [Opts](const std::string &Text) {
+           Opts->Build.Pipeline.Proto = *plan::parseProtocol(Text);
+         },
+         "How the plan's messages travel: simple, or ll (a flag in every 16-byte line, for "
+         "small messages on GPUs; host executors run it as simple)")
+      ->check(CLI::IsMember(spellings(plan::allProtocols(), plan::protocolName)))
+      ->default_str("simple");
   std::vector<std::string> PassNames = passes::passNames();
   Cmd->add_option("--disable-pass", Opts->Build.Pipeline.Disabled, "Do not run pass NAME")
       ->check(CLI::IsMember(PassNames));

@@ -38,6 +38,8 @@ std::string formatStep(const Step &St) {
   }
   if (!St.Primitive.empty())
     Text += " by " + St.Primitive;
+  if (St.Proto != Protocol::Simple)
+    Text += " [" + std::string(plan::protocolName(St.Proto)) + "]";
   if (St.WithNext)
     Text += " (with next)";
   return Text;

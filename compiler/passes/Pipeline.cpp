@@ -4,6 +4,7 @@
 #include "compiler/passes/ChannelParallel.h"
 #include "compiler/passes/Chunking.h"
 #include "compiler/passes/Fusion.h"
+#include "compiler/passes/ProtocolSelection.h"
 #include "compiler/emit/ScheduleText.h"
 #include "plan/CopyElision.h"
 #include "plan/Verifier.h"
@@ -63,6 +64,9 @@ const std::vector<Pass> &passes() {
       {"fusion",
        [](sched::Schedule &S, const PipelineOptions &,
           DiagnosticEngine &) -> std::optional<std::string> { return fuseSteps(S).summary(); }},
+      {"protocol",
+       [](sched::Schedule &S, const PipelineOptions &Opts, DiagnosticEngine &)
+           -> std::optional<std::string> { return selectProtocol(S, Opts.Proto).summary(); }},
   };
   return List;
 }

@@ -25,6 +25,8 @@ struct PipelineOptions {
   int32_t Channels = 1;
   /// Sub-chunks per chunk; 1 leaves the chunk grid alone.
   int32_t ChunksFactor = 1;
+  /// How the plan's messages travel.
+  sched::Protocol Proto = sched::Protocol::Simple;
   /// Pass names after which to print the schedule; "all" prints after each.
   std::vector<std::string> PrintAfter;
   /// Pass names not to run.

@@ -246,14 +246,20 @@ GpuConnections::GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sen
     std::byte *Mine = OwnBases.at(Peer);
     std::byte *MyHeads = Mine + P.Recvs.size() * Stride;
     std::byte *TheirHeads = Theirs + P.Sends.size() * Stride;
-    for (size_t I = 0; I < P.Sends.size(); ++I)
-      Table.out(Peer, P.Sends[I]) =
-          cuda::Outbox{Place(Theirs + I * Stride), Peer,
-                       reinterpret_cast<const uint64_t *>(MyHeads + I * cuda::HeadWordBytes), 0};
-    for (size_t I = 0; I < P.Recvs.size(); ++I)
-      Table.in(Peer, P.Recvs[I]) =
+    // Both ends of these FIFOs are kernels, so steps of the LL protocol
+    // may use it; the proxied FIFOs below stay simple.
+    for (size_t I = 0; I < P.Sends.size(); ++I) {
+      cuda::Outbox &Out = Table.out(Peer, P.Sends[I]) = cuda::Outbox{
+          Place(Theirs + I * Stride), Peer,
+          reinterpret_cast<const uint64_t *>(MyHeads + I * cuda::HeadWordBytes), 0};
+      Out.LowLatency = true;
+    }
+    for (size_t I = 0; I < P.Recvs.size(); ++I) {
+      cuda::Inbox &In = Table.in(Peer, P.Recvs[I]) =
           cuda::Inbox{Place(Mine + I * Stride), Peer,
                       reinterpret_cast<uint64_t *>(TheirHeads + I * cuda::HeadWordBytes), 0};
+      In.LowLatency = true;
+    }
   };
   Setup.attach(Map, Map);
   Proxy = Setup.connectTcp(

@@ -18,6 +18,7 @@
 
 #include "common/HostDevice.h"
 #include "common/Layout.h"
+#include "common/Protocol.h"
 #include "common/Slice.h"
 
 #include <cstddef>
@@ -69,6 +70,8 @@ struct ProgramStep {
   int32_t SendPeer = -1;
   SliceRef Src;
   SliceRef Dst;
+  /// How the step's messages travel (common/Protocol.h).
+  Protocol Proto = Protocol::Simple;
 };
 
 /// What fixes a schedule's memory layout: its grid, and each buffer's size in
@@ -129,59 +132,71 @@ CCLC_HD constexpr bool receivesWhole(const ProgramStep &S) {
   return S.Op == OpKind::Recv || S.Op == OpKind::RecvCopySend;
 }
 
-/// Runs Count encoded steps of one channel for one round. Prims is the
+/// Runs step I of Steps (of Count) with the primitives of Prims. Prims is a
 /// target's table of primitives (static member templates named like the
 /// primitives, over element type T and operator Op); Net gives the channel's
 /// Outbox and Inbox by peer, as the target's Links does.
 CCLC_HD_UNCHECKED
 template <class Prims, class T, class Op, class Net>
+CCLC_HD void runStep(const ProgramStep *Steps, uint32_t I, uint32_t Count,
+                     const ProgramBuffers<T> &Bufs, Net &Links, int Channel) {
+  const ProgramStep &S = Steps[I];
+  switch (S.Op) {
+  case OpKind::Send:
+    // A receive straight after a send may be ready before the send is
+    // done: the executor may offer its buffer first (see
+    // sendBeforeReceive), when the send does not read it.
+    if (I + 1 < Count && receivesWhole(Steps[I + 1]) && !Bufs.overlap(S.Src, Steps[I + 1].Dst))
+      Prims::template sendBeforeReceive<T, Op>(
+          Links.out(S.SendPeer, Channel), Bufs.source(S.Src),
+          Links.in(Steps[I + 1].RecvPeer, Channel), Bufs.destination(Steps[I + 1].Dst));
+    else
+      Prims::template send<T, Op>(Links.out(S.SendPeer, Channel), Bufs.source(S.Src));
+    break;
+  case OpKind::Recv:
+    Prims::template recv<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
+    break;
+  case OpKind::RecvReduce:
+    Prims::template recvReduce<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
+    break;
+  case OpKind::Copy:
+    Prims::template copy<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
+    break;
+  case OpKind::Reduce:
+    Prims::template reduce<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
+    break;
+  case OpKind::RecvReduceSend:
+    Prims::template recvReduceSend<T, Op>(Links.in(S.RecvPeer, Channel),
+                                          Links.out(S.SendPeer, Channel), Bufs.destination(S.Dst));
+    break;
+  case OpKind::RecvCopySend:
+    Prims::template recvCopySend<T, Op>(Links.in(S.RecvPeer, Channel),
+                                        Links.out(S.SendPeer, Channel), Bufs.destination(S.Dst));
+    break;
+  case OpKind::Exchange:
+    Prims::template exchange<T, Op>(Links.out(S.SendPeer, Channel), Links.in(S.RecvPeer, Channel),
+                                    Bufs.source(S.Src), Bufs.destination(S.Dst));
+    break;
+  case OpKind::ExchangeReduce:
+    Prims::template exchangeReduce<T, Op>(Links.out(S.SendPeer, Channel),
+                                          Links.in(S.RecvPeer, Channel), Bufs.source(S.Src),
+                                          Bufs.destination(S.Dst));
+    break;
+  }
+}
+
+/// Runs Count encoded steps of one channel for one round: a step of the LL
+/// protocol with the table Prims::LowLatency, every other with Prims (see
+/// runStep).
+CCLC_HD_UNCHECKED
+template <class Prims, class T, class Op, class Net>
 CCLC_HD void runSteps(const ProgramStep *Steps, uint32_t Count, const ProgramBuffers<T> &Bufs,
                       Net &Links, int Channel) {
   for (uint32_t I = 0; I < Count; ++I) {
-    const ProgramStep &S = Steps[I];
-    switch (S.Op) {
-    case OpKind::Send:
-      // A receive straight after a send may be ready before the send is
-      // done: the executor may offer its buffer first (see
-      // sendBeforeReceive), when the send does not read it.
-      if (I + 1 < Count && receivesWhole(Steps[I + 1]) && !Bufs.overlap(S.Src, Steps[I + 1].Dst))
-        Prims::template sendBeforeReceive<T, Op>(
-            Links.out(S.SendPeer, Channel), Bufs.source(S.Src),
-            Links.in(Steps[I + 1].RecvPeer, Channel), Bufs.destination(Steps[I + 1].Dst));
-      else
-        Prims::template send<T, Op>(Links.out(S.SendPeer, Channel), Bufs.source(S.Src));
-      break;
-    case OpKind::Recv:
-      Prims::template recv<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
-      break;
-    case OpKind::RecvReduce:
-      Prims::template recvReduce<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
-      break;
-    case OpKind::Copy:
-      Prims::template copy<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
-      break;
-    case OpKind::Reduce:
-      Prims::template reduce<T, Op>(Bufs.source(S.Src), Bufs.destination(S.Dst));
-      break;
-    case OpKind::RecvReduceSend:
-      Prims::template recvReduceSend<T, Op>(Links.in(S.RecvPeer, Channel),
-                                            Links.out(S.SendPeer, Channel),
-                                            Bufs.destination(S.Dst));
-      break;
-    case OpKind::RecvCopySend:
-      Prims::template recvCopySend<T, Op>(Links.in(S.RecvPeer, Channel),
-                                          Links.out(S.SendPeer, Channel), Bufs.destination(S.Dst));
-      break;
-    case OpKind::Exchange:
-      Prims::template exchange<T, Op>(Links.out(S.SendPeer, Channel), Links.in(S.RecvPeer, Channel),
-                                      Bufs.source(S.Src), Bufs.destination(S.Dst));
-      break;
-    case OpKind::ExchangeReduce:
-      Prims::template exchangeReduce<T, Op>(Links.out(S.SendPeer, Channel),
-                                            Links.in(S.RecvPeer, Channel), Bufs.source(S.Src),
-                                            Bufs.destination(S.Dst));
-      break;
-    }
+    if (Steps[I].Proto == Protocol::LL)
+      runStep<typename Prims::LowLatency, T, Op>(Steps, I, Count, Bufs, Links, Channel);
+    else
+      runStep<Prims, T, Op>(Steps, I, Count, Bufs, Links, Channel);
   }
 }
 

@@ -9,6 +9,10 @@
 // thread using host::Outbox, or the runtime initialising a FIFO) and device
 // code share one FIFO.
 //
+// Tail counts every message up to the last one sent the simple way: LL
+// messages advance no Tail, so a receiver waits for Tail to pass the
+// messages it has taken, not to differ from them.
+//
 // Each side polls only memory near itself. Tail lies in the FIFO's header,
 // in the receiver's memory with the slots it guards; Head lies wherever the
 // connection says (Outbox::Head, Inbox::Head): over CUDA IPC in the
@@ -31,6 +35,14 @@
 // fail with a mismatch naming the peer's call instead of combining the
 // wrong data.
 //
+// A step of the LL protocol (common/Protocol.h) writes small messages as
+// lines that carry their own flags: every thread writes its lines with no
+// barrier or fence before it, and every thread of the receiving block polls
+// its own lines, so the message costs neither side a handshake. The block
+// stages the message in shared memory, so that the primitives move it with
+// the loops of the simple protocol. Only FIFOs that both ends' kernels reach
+// carry LL messages (LowLatency): a host proxy waits for Tail.
+//
 // Every wait is bounded by an abort flag in mapped memory, and, when the
 // launch sets one, by a timeout measured on the global timer. A wait that
 // ends that way records why in the kernel's status word, raises the abort
@@ -42,6 +54,7 @@
 #pragma once
 
 #include "common/Fifo.h"
+#include "common/Protocol.h"
 #include "cuda/Device.cuh"
 
 #include <cstddef>
@@ -98,6 +111,26 @@ template <class T> __device__ __forceinline__ T loadRelaxed(const T *P) {
 }
 __device__ __forceinline__ void storeRelease(uint64_t *P, uint64_t V) {
   asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(P), "l"(V) : "memory");
+}
+/// Publishes a counter that orders nothing before it: the LL protocol's
+/// Head, whose lines the block has read into registers already.
+__device__ __forceinline__ void storeRelaxed(uint64_t *P, uint64_t V) {
+  asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(P), "l"(V) : "memory");
+}
+/// One LL line, stored and loaded as one 16-byte access that bypasses no
+/// cache the peer does not see (volatile: each poll reads memory again).
+__device__ __forceinline__ void storeLine(uint4 *P, uint4 V) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(P), "r"(V.x), "r"(V.y),
+               "r"(V.z), "r"(V.w)
+               : "memory");
+}
+__device__ __forceinline__ uint4 loadLine(const uint4 *P) {
+  uint4 V;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(V.x), "=r"(V.y), "=r"(V.z), "=r"(V.w)
+               : "l"(P)
+               : "memory");
+  return V;
 }
 /// Raises the abort flag after every earlier write of the thread (the
 /// status word above all) is visible: the host reads the status once it
@@ -205,6 +238,29 @@ __device__ __noinline__ inline bool keepWaiting(uint64_t &Start, WaitKind What, 
   return true;
 }
 
+/// Whether a wait of any thread of the block (an LL line's) goes on: as
+/// keepWaiting(), but recording nothing, since only thread 0 records; Why
+/// becomes the failure's CommStatus when it does not. The block's own
+/// failure ends it too.
+__device__ __forceinline__ bool lineWaitGoesOn(uint64_t &Start, CommStatus &Why) {
+  const BlockWaits &B = blockWaits();
+  if (*static_cast<const volatile CommStatus *>(&B.Failure) != CommStatus::Ok ||
+      (B.Wait.Abort && loadRelaxed(B.Wait.Abort))) {
+    Why = CommStatus::Aborted;
+    return false;
+  }
+  if (B.Wait.TimeoutNs == 0)
+    return true;
+  uint64_t Now = globalTimer();
+  if (Start == 0)
+    Start = Now;
+  else if (Now - Start > B.Wait.TimeoutNs) {
+    Why = CommStatus::Timeout;
+    return false;
+  }
+  return true;
+}
+
 /// Thread 0 polls until Ready() returns a nonzero value and returns it, or
 /// returns zero once the wait failed. The clock and the abort flag (which may
 /// sit across PCIe) are read every CheckEvery polls only.
@@ -268,6 +324,16 @@ using Fifo = kern::FifoView<FifoHeader>;
 /// cache line of its own, since the peer writes it.
 inline constexpr size_t HeadWordBytes = 64;
 
+/// The LL line of message Seq that carries the 8 bytes V.
+__device__ __forceinline__ uint4 llLine(uint64_t V, kern::LLFlags F) {
+  return {uint32_t(V), F.First, uint32_t(V >> 32), F.Second};
+}
+/// Whether Line is whole for flags F, and then its 8 bytes in V.
+__device__ __forceinline__ bool llWhole(uint4 Line, kern::LLFlags F, uint64_t &V) {
+  V = uint64_t(Line.x) | uint64_t(Line.z) << 32;
+  return Line.y == F.First && Line.w == F.Second;
+}
+
 /// The sending end of a FIFO. Every thread of the block calls its members;
 /// only thread 0 reads or writes Step.
 struct Outbox {
@@ -280,11 +346,32 @@ struct Outbox {
   uint64_t Step = 0;
   /// The number of the last call whose first message was stamped.
   uint64_t Stamped = 0;
+  /// Whether the receiver's kernel reads the slots itself, so that steps
+  /// of the LL protocol send by it (common/Protocol.h); false where a host
+  /// proxy drains the FIFO.
+  bool LowLatency = false;
 
   /// A FIFO whose counters both lie in its header (mapped memory a host
   /// proxy shares, or a FIFO on the one device).
   __host__ __device__ static Outbox inHeader(const Fifo &Q, int32_t Peer) {
     return Outbox{Q, Peer, Q.Header ? &Q.Header->Head : nullptr, 0};
+  }
+
+  /// Whether a message of Bytes bytes of an LL step goes by LL.
+  __device__ bool carriesLL(size_t Bytes) const {
+    return LowLatency && kern::llCarries(Bytes, Q.SlotBytes);
+  }
+  /// The size word of the message this side posts next, with the call's
+  /// stamp beside its slot when it is the call's first (thread 0).
+  __device__ uint64_t stampedWord(size_t Bytes) {
+    uint64_t Word = Bytes;
+    const kern::CallStamp &Call = blockWaits().Wait.Call;
+    if (Call.Seq && Call.Seq != Stamped) {
+      Q.Stamps[Step % Q.NumSlots] = Call;
+      Word = kern::stampDigest(Call) | (Bytes & 0xffffffffull);
+      Stamped = Call.Seq;
+    }
+    return Word;
   }
 
   /// True when a slot is free (thread 0).
@@ -306,17 +393,34 @@ struct Outbox {
     __syncthreads();
     if (threadIdx.x == 0) {
       uint64_t Posted = Step;
-      uint64_t Word = Bytes;
-      const kern::CallStamp &Call = blockWaits().Wait.Call;
-      if (Call.Seq && Call.Seq != Stamped) {
-        Q.Stamps[Posted % Q.NumSlots] = Call;
-        Word = kern::stampDigest(Call) | (Bytes & 0xffffffffull);
-        Stamped = Call.Seq;
-      }
-      Q.Sizes[Posted % Q.NumSlots] = Word;
+      Q.Sizes[Posted % Q.NumSlots] = stampedWord(Bytes);
       storeRelease(&Q.Header->Tail, Posted + 1);
       Step = Posted + 1;
     }
+  }
+
+  /// Waits for a free slot and returns, on every thread, the number of the
+  /// message it will hold (never zero), or zero once the wait failed.
+  __device__ uint64_t acquireNumber() {
+    return blockWait<uint64_t>([&] {
+      uint64_t Posted = Step;
+      return spinUntil(
+          [&]() -> uint64_t { return Posted - loadAcquire(Head) < Q.NumSlots ? Posted + 1 : 0; },
+          WaitKind::Send, Peer);
+    });
+  }
+  /// Writes message Seq (from acquireNumber) of Bytes bytes, staged in
+  /// Stage by the block, as LL lines: each thread writes its own lines as
+  /// soon as the stage is complete, with no fence.
+  __device__ void postLL(uint64_t Seq, const uint64_t *Stage, size_t Bytes) {
+    __syncthreads();
+    uint4 *Lines = reinterpret_cast<uint4 *>(Q.slot(Seq - 1));
+    kern::LLFlags F = kern::LLFlags::of(Seq);
+    size_t Last = (Bytes + kern::LLLinePayload - 1) / kern::LLLinePayload;
+    for (size_t L = threadIdx.x; L <= Last; L += blockDim.x)
+      storeLine(Lines + L, llLine(L ? Stage[L - 1] : stampedWord(Bytes), F));
+    if (threadIdx.x == 0)
+      Step = Seq;
   }
 };
 
@@ -332,43 +436,160 @@ struct Inbox {
   uint64_t Step = 0;
   /// The number of the last call whose first message was checked.
   uint64_t Checked = 0;
+  /// Whether this side's kernel reads the slots itself (Outbox::LowLatency).
+  bool LowLatency = false;
 
   /// A FIFO whose counters both lie in its header (see Outbox::inHeader).
   __host__ __device__ static Inbox inHeader(const Fifo &Q, int32_t Peer) {
     return Inbox{Q, Peer, Q.Header ? &Q.Header->Head : nullptr, 0};
   }
 
-  /// True when a message waits (thread 0).
-  __device__ bool ready() const { return loadAcquire(&Q.Header->Tail) != Step; }
+  /// Whether a message of Bytes bytes of an LL step comes by LL.
+  __device__ bool carriesLL(size_t Bytes) const {
+    return LowLatency && kern::llCarries(Bytes, Q.SlotBytes);
+  }
+  /// The size word of the next message when it came by LL (thread 0).
+  __device__ bool llHeader(uint64_t &Word) const {
+    return LowLatency && llWhole(loadLine(reinterpret_cast<const uint4 *>(Q.slot(Step))),
+                                 kern::LLFlags::of(Step + 1), Word);
+  }
+  /// True when a message waits, by either protocol (thread 0).
+  __device__ bool ready() const {
+    uint64_t Word;
+    return loadAcquire(&Q.Header->Tail) > Step || llHeader(Word);
+  }
+  /// Checks the size word of the next message, which must be of Bytes bytes
+  /// and carry the call's digest if the call's first (thread 0); records
+  /// the failure and returns false where it does not. A sender stamps the
+  /// slot before it writes an LL message's word, with no fence between, so
+  /// the stamp is read until it is the one the word digests, for a while.
+  __device__ bool checkWord(uint64_t Word, size_t Bytes) {
+    uint64_t Got = kern::wordBytes(Word);
+    const kern::CallStamp &Call = blockWaits().Wait.Call;
+    if (Call.Seq && Call.Seq != Checked) {
+      // As on the host: another size under the same digest is the same
+      // call, run by schedules whose plan hashes agree.
+      if (kern::wordDigest(Word) != kern::stampDigest(Call) || Got != Bytes) {
+        kern::CallStamp Theirs;
+        uint64_t Words[sizeof Theirs / 8], Ours[sizeof Theirs / 8];
+        const volatile uint64_t *From =
+            reinterpret_cast<const volatile uint64_t *>(&Q.Stamps[Step % Q.NumSlots]);
+        for (uint32_t Tries = 0; Tries < 1u << 16; ++Tries) {
+          for (size_t I = 0; I < sizeof Theirs / 8; ++I)
+            Words[I] = From[I];
+          __builtin_memcpy(&Theirs, Words, sizeof Theirs);
+          if (kern::stampDigest(Theirs) == kern::wordDigest(Word))
+            break;
+        }
+        __builtin_memcpy(Ours, &Call, sizeof Ours);
+        bool Same = kern::wordDigest(Word) == kern::stampDigest(Call);
+        for (size_t I = 0; I < sizeof Theirs / 8; ++I)
+          Same &= Words[I] == Ours[I];
+        if (!Same) {
+          fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes, &Theirs);
+          return false;
+        }
+      }
+      Checked = Call.Seq;
+    }
+    if (Got != Bytes) {
+      fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes);
+      return false;
+    }
+    return true;
+  }
   /// Waits for the next message and returns its slot, or null once the wait
   /// failed; Bytes must be the message's size, and the call's first must
   /// carry the call's digest.
   __device__ const std::byte *peek(size_t Bytes) {
     return blockWait<const std::byte *>([&]() -> const std::byte * {
       uint64_t Consumed = Step;
-      if (!spinUntil([&] { return loadAcquire(&Q.Header->Tail) != Consumed; }, WaitKind::Receive,
-                     Peer))
+      // A peer whose step took the LL protocol (it expects another size)
+      // posts no Tail: its size word is found in the first line.
+      uint64_t Word = 0;
+      bool ByLine = false;
+      uint32_t Polls = 0;
+      if (!spinUntil(
+              [&] {
+                return loadAcquire(&Q.Header->Tail) > Consumed ||
+                       (++Polls % 16 == 0 && (ByLine = llHeader(Word)));
+              },
+              WaitKind::Receive, Peer))
         return nullptr;
-      uint64_t Word = Q.Sizes[Consumed % Q.NumSlots];
-      uint64_t Got = kern::wordBytes(Word);
-      const kern::CallStamp &Call = blockWaits().Wait.Call;
-      if (Call.Seq && Call.Seq != Checked) {
-        // As on the host: another size under the same digest is the same
-        // call, run by schedules whose plan hashes agree.
-        const kern::CallStamp &Sent = Q.Stamps[Consumed % Q.NumSlots];
-        if (kern::wordDigest(Word) != kern::stampDigest(Call) || (Got != Bytes && Sent != Call)) {
-          kern::CallStamp Theirs = Sent;
-          fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes, &Theirs);
-          return nullptr;
-        }
-        Checked = Call.Seq;
-      }
-      if (Got != Bytes) {
-        fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Got, Bytes);
+      if (!ByLine)
+        Word = Q.Sizes[Consumed % Q.NumSlots];
+      if (!checkWord(Word, Bytes))
+        return nullptr;
+      if (ByLine) {
+        fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Bytes, Bytes);
         return nullptr;
       }
       return Q.slot(Consumed);
     });
+  }
+
+  /// The number of the next message (never zero) on every thread, or zero
+  /// once a wait of the block has failed.
+  __device__ uint64_t nextNumber() {
+    return blockWait<uint64_t>(
+        [&]() -> uint64_t { return blockWaits().Failure == CommStatus::Ok ? Step + 1 : 0; });
+  }
+  /// Waits for LL message Seq (from nextNumber) of Bytes bytes, every thread
+  /// for its own lines, and stages it in Stage; true on every thread when
+  /// it came whole, false once a wait failed. The slot is free again once
+  /// this returns true: the block has released it.
+  __device__ bool takeLL(uint64_t Seq, uint64_t *Stage, size_t Bytes) {
+    const uint4 *Lines = reinterpret_cast<const uint4 *>(Q.slot(Seq - 1));
+    kern::LLFlags F = kern::LLFlags::of(Seq);
+    size_t Last = (Bytes + kern::LLLinePayload - 1) / kern::LLLinePayload;
+    // Stop: thread 0 found a simple message instead, whose lines will never
+    // come; TimedOut: some thread's wait ran out of time.
+    __shared__ uint32_t Stop, TimedOut;
+    if (threadIdx.x == 0)
+      Stop = TimedOut = 0;
+    __syncthreads();
+    CommStatus Why = CommStatus::Ok;
+    uint64_t Word = 0;
+    bool BySimple = false, Stopped = false;
+    for (size_t L = threadIdx.x; L <= Last && Why == CommStatus::Ok && !Stopped;
+         L += blockDim.x) {
+      uint64_t Start = 0, V;
+      for (uint32_t Spin = 1; !llWhole(loadLine(Lines + L), F, V); ++Spin) {
+        if (Spin % 16 == 0) {
+          // A peer whose step took the simple protocol posts Tail instead.
+          if (L == 0 && loadAcquire(&Q.Header->Tail) >= Seq) {
+            BySimple = Stopped = true;
+            V = Q.Sizes[(Seq - 1) % Q.NumSlots];
+            *static_cast<volatile uint32_t *>(&Stop) = 1;
+            break;
+          }
+          if (*static_cast<volatile uint32_t *>(&Stop)) {
+            Stopped = true;
+            break;
+          }
+        }
+        if (Spin % 1024 == 0 && !lineWaitGoesOn(Start, Why))
+          break;
+      }
+      if (L == 0)
+        Word = V;
+      else if (!Stopped)
+        Stage[L - 1] = V;
+    }
+    if (Why == CommStatus::Timeout)
+      TimedOut = 1;
+    if (__syncthreads_or(Why != CommStatus::Ok)) {
+      if (threadIdx.x == 0 && blockWaits().Failure == CommStatus::Ok)
+        fail(TimedOut ? CommStatus::Timeout : CommStatus::Aborted, WaitKind::Receive, Peer);
+    } else if (threadIdx.x == 0 && checkWord(Word, Bytes)) {
+      if (BySimple)
+        fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Bytes, Bytes);
+      else {
+        storeRelaxed(Head, Seq);
+        Step = Seq;
+      }
+    }
+    return !blockFailed();
   }
   /// Frees the slot returned by peek(), once every thread has read its part.
   __device__ void release() {

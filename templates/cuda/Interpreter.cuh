@@ -14,8 +14,13 @@
 
 namespace cclc::cuda {
 
+struct LowLatencyTable;
+
 /// The device primitives, as common/Program.h's step loop calls them.
 struct PrimitiveTable {
+  /// The table for steps of the LL protocol.
+  using LowLatency = LowLatencyTable;
+
   template <class T, class Op> __device__ static void send(Outbox &Out, Slice<const T> Src) {
     cuda::send<T, Op>(Out, Src);
   }
@@ -52,6 +57,43 @@ struct PrimitiveTable {
   __device__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
                                         Slice<T> Acc) {
     cuda::exchangeReduce<T, Op>(Out, In, Src, Acc);
+  }
+};
+
+/// The primitives of the LL protocol, for steps that take it; local steps
+/// are the same. They stay out of line: inlined into the step loop beside
+/// the simple ones, they would double the kernel that is already the
+/// runtime's slowest file to compile, for steps that move little data.
+struct LowLatencyTable : PrimitiveTable {
+  template <class T, class Op> __device__ __noinline__ static void send(Outbox &Out, Slice<const T> Src) {
+    cuda::sendLL<T, Op>(Out, Src);
+  }
+  template <class T, class Op>
+  __device__ __noinline__ static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &, Slice<T>) {
+    cuda::sendLL<T, Op>(Out, Src);
+  }
+  template <class T, class Op> __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst) {
+    cuda::recvLL<T, Op>(In, Dst);
+  }
+  template <class T, class Op> __device__ __noinline__ static void recvReduce(Inbox &In, Slice<T> Acc) {
+    cuda::recvReduceLL<T, Op>(In, Acc);
+  }
+  template <class T, class Op>
+  __device__ __noinline__ static void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
+    cuda::recvReduceSendLL<T, Op>(In, Out, Acc);
+  }
+  template <class T, class Op>
+  __device__ __noinline__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
+    cuda::recvCopySendLL<T, Op>(In, Out, Dst);
+  }
+  template <class T, class Op>
+  __device__ __noinline__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+    cuda::exchangeLL<T, Op>(Out, In, Src, Dst);
+  }
+  template <class T, class Op>
+  __device__ __noinline__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
+                                        Slice<T> Acc) {
+    cuda::exchangeReduceLL<T, Op>(Out, In, Src, Acc);
   }
 };
 

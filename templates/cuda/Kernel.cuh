@@ -186,9 +186,11 @@ inline cudaError_t launch(const KernelInfo &Info, const KernelArgs &Args, cudaSt
 }
 
 /// Empties a FIFO whose memory the device addresses (device memory, or
-/// mapped host memory), in Stream's order.
+/// mapped host memory), in Stream's order: its counters, and its slots,
+/// where lines of an LL message that an earlier FIFO in the same memory
+/// left would pass for this one's.
 inline cudaError_t clearFifo(const Fifo &Q, cudaStream_t Stream) {
-  return cudaMemsetAsync(Q.Header, 0, Fifo::slotsOffset(Q.NumSlots), Stream);
+  return cudaMemsetAsync(Q.Header, 0, Fifo::bytesFor(Q.NumSlots, Q.SlotBytes), Stream);
 }
 
 /// How an error message names a wait.

@@ -239,17 +239,17 @@ __device__ void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
                   [](const T *Part, T *P, T *To, size_t N) { copyElems(Part, P, To, N); });
 }
 
-/// Sends Src to Out and runs Receive() on In's next message, in whichever
+/// Runs Send() on Out and Receive() on In's next message, in whichever
 /// order the peers allow, so two ranks exchanging never wait on each other.
-template <class T, class Op, class R>
-__device__ void sendAndReceive(Outbox &Out, Inbox &In, Slice<const T> Src, R &&Receive) {
+template <class S, class R>
+__device__ void sendAndReceive(Outbox &Out, Inbox &In, S &&Send, R &&Receive) {
   uint32_t Turn = waitEither(Out, In);
   if (Turn == SendFirst) {
-    send<T, Op>(Out, Src);
+    Send();
     Receive();
   } else if (Turn == ReceiveFirst) {
     Receive();
-    send<T, Op>(Out, Src);
+    Send();
   }
 }
 
@@ -257,14 +257,150 @@ __device__ void sendAndReceive(Outbox &Out, Inbox &In, Slice<const T> Src, R &&R
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange", "exchange")
 __device__ void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
-  sendAndReceive<T, Op>(Out, In, Src, [&] { recv<T, Op>(In, Dst); });
+  sendAndReceive(Out, In, [&] { send<T, Op>(Out, Src); }, [&] { recv<T, Op>(In, Dst); });
 }
 
 /// Sends Src to Out while combining In's next message into Acc.
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange_reduce", "exchange_reduce")
 __device__ void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
-  sendAndReceive<T, Op>(Out, In, Src, [&] { recvReduce<T, Op>(In, Acc); });
+  sendAndReceive(Out, In, [&] { send<T, Op>(Out, Src); }, [&] { recvReduce<T, Op>(In, Acc); });
+}
+
+//===----------------------------------------------------------------------===//
+// The primitives of the LL protocol
+//
+// Each has the meaning of its simple namesake and moves a message that an
+// LL step sends by LL (Outbox::carriesLL: small enough, and a FIFO whose
+// ends are both kernels) as lines with flags (cuda/Connection.cuh); larger
+// messages, and FIFOs a proxy drains, go the simple way, which both ends
+// decide alike. The block stages the message in shared memory: one stage
+// for what it sends and one for what it receives, so that a relay holds
+// both.
+//===----------------------------------------------------------------------===//
+
+/// The block's stage for the LL message it sends (Which 0) or receives (1).
+template <int Which> __device__ __forceinline__ uint64_t *llStage() {
+  __shared__ uint64_t Stage[kern::LLMaxBytes / sizeof(uint64_t)];
+  return Stage;
+}
+
+/// Where a relay or a receive takes In's next message of Bytes bytes from:
+/// the LL stage, filled and released already, or In's slot; null once a
+/// wait failed.
+template <class T> __device__ const T *takeMessage(Inbox &In, size_t Bytes) {
+  if (!In.carriesLL(Bytes))
+    return reinterpret_cast<const T *>(In.peek(Bytes));
+  uint64_t Seq = In.nextNumber();
+  if (!Seq || !In.takeLL(Seq, llStage<1>(), Bytes))
+    return nullptr;
+  return reinterpret_cast<const T *>(llStage<1>());
+}
+
+/// Sends Src to Out by LL where it carries it: staged, then written as lines.
+template <class T, class Op>
+CCLC_PRIMITIVE("send_ll", "send")
+__device__ void sendLL(Outbox &Out, Slice<const T> Src) {
+  size_t Bytes = Src.bytes();
+  if (!Out.carriesLL(Bytes))
+    return send<T, Op>(Out, Src);
+  uint64_t Seq = Out.acquireNumber();
+  if (!Seq)
+    return;
+  T *Stage = reinterpret_cast<T *>(llStage<0>());
+  for (kern::RunCursor<const T> Run(Src); Run.next();)
+    copyElems<T>(Run.ptr(), Stage + Run.at(), nullptr, Run.elems());
+  Out.postLL(Seq, llStage<0>(), Bytes);
+}
+
+/// Receives In's next message into Dst, calling Fn(part, run, elements) for
+/// each run, by LL where it carries it.
+template <class T, class F> __device__ void receiveLL(Inbox &In, const Slice<T> &Dst, F &&Fn) {
+  size_t Bytes = Dst.bytes();
+  bool ByLines = In.carriesLL(Bytes);
+  const T *Msg = takeMessage<T>(In, Bytes);
+  if (!Msg)
+    return;
+  for (kern::RunCursor<T> Run(Dst); Run.next();)
+    Fn(Msg + Run.at(), Run.ptr(), Run.elems());
+  if (!ByLines)
+    In.release();
+  else
+    __syncthreads();
+}
+
+/// Receives In's next message into Dst and sends one of the same size to
+/// Out, calling Fn(part, run, outgoing part, elements) for each run; each
+/// side takes LL where it carries the message.
+template <class T, class F>
+__device__ void relayLL(Inbox &In, Outbox &Out, const Slice<T> &Dst, F &&Fn) {
+  size_t Bytes = Dst.bytes();
+  bool InByLines = In.carriesLL(Bytes), OutByLines = Out.carriesLL(Bytes);
+  const T *From = takeMessage<T>(In, Bytes);
+  if (!From)
+    return;
+  uint64_t Seq = 0;
+  T *To;
+  if (OutByLines) {
+    if (!(Seq = Out.acquireNumber()))
+      return;
+    To = reinterpret_cast<T *>(llStage<0>());
+  } else if (!(To = reinterpret_cast<T *>(Out.acquire()))) {
+    return;
+  }
+  for (kern::RunCursor<T> Run(Dst); Run.next();)
+    Fn(From + Run.at(), Run.ptr(), To + Run.at(), Run.elems());
+  if (!InByLines)
+    In.release();
+  if (OutByLines)
+    Out.postLL(Seq, llStage<0>(), Bytes);
+  else
+    Out.post(Bytes);
+}
+
+/// recv, by LL.
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_ll", "recv")
+__device__ void recvLL(Inbox &In, Slice<T> Dst) {
+  receiveLL(In, Dst, [](const T *Part, T *P, size_t N) { copyElems<T>(Part, P, nullptr, N); });
+}
+
+/// recv_reduce, by LL.
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_ll", "recv_reduce")
+__device__ void recvReduceLL(Inbox &In, Slice<T> Acc) {
+  receiveLL(In, Acc,
+            [](const T *Part, T *P, size_t N) { reduceElems<T, Op>(Part, P, nullptr, N); });
+}
+
+/// recv_reduce_send, by LL.
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_send_ll", "recv_reduce_send")
+__device__ void recvReduceSendLL(Inbox &In, Outbox &Out, Slice<T> Acc) {
+  relayLL(In, Out, Acc,
+          [](const T *Part, T *P, T *To, size_t N) { reduceElems<T, Op>(Part, P, To, N); });
+}
+
+/// recv_copy_send, by LL.
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_copy_send_ll", "recv_copy_send")
+__device__ void recvCopySendLL(Inbox &In, Outbox &Out, Slice<T> Dst) {
+  relayLL(In, Out, Dst, [](const T *Part, T *P, T *To, size_t N) { copyElems(Part, P, To, N); });
+}
+
+/// exchange, by LL.
+template <class T, class Op>
+CCLC_PRIMITIVE("exchange_ll", "exchange")
+__device__ void exchangeLL(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  sendAndReceive(Out, In, [&] { sendLL<T, Op>(Out, Src); }, [&] { recvLL<T, Op>(In, Dst); });
+}
+
+/// exchange_reduce, by LL.
+template <class T, class Op>
+CCLC_PRIMITIVE("exchange_reduce_ll", "exchange_reduce")
+__device__ void exchangeReduceLL(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
+  sendAndReceive(Out, In, [&] { sendLL<T, Op>(Out, Src); },
+                 [&] { recvReduceLL<T, Op>(In, Acc); });
 }
 
 } // namespace cclc::cuda

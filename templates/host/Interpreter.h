@@ -16,6 +16,11 @@ namespace cclc::host {
 
 /// The host primitives, as common/Program.h's step loop calls them.
 struct PrimitiveTable {
+  /// The table for steps of the LL protocol: the same, since every host
+  /// message that fits carries its flag with its data already
+  /// (common/Protocol.h).
+  using LowLatency = PrimitiveTable;
+
   template <class T, class Op> static void send(Outbox &Out, Slice<const T> Src) {
     host::send<T, Op>(Out, Src);
   }

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "cuda/Interpreter.cuh"
 #include "cuda/Kernel.cuh"
 #include "host/Connection.h"
 #include "host/Types.h"
@@ -49,7 +50,10 @@ constexpr size_t SlotBytes = 1024;
 constexpr int BlockThreads = 256;
 
 /// An allreduce over two ranks, as cclc would generate it.
-template <class T, class Op, Variant V> __global__ void allReduce(const cuda::KernelArgs Args) {
+/// The kernel of Variant V, with the primitives of Prims: the interpreter's
+/// table of the simple protocol's, or of LL's.
+template <class T, class Op, Variant V, class Prims>
+__global__ void allReduce(const cuda::KernelArgs Args) {
   using cuda::Slice;
   int Channel = blockIdx.x, Peer = 1 - Args.Rank;
   int First = Channel * 2, Mine = First + Args.Rank, Theirs = First + Peer;
@@ -64,26 +68,27 @@ template <class T, class Op, Variant V> __global__ void allReduce(const cuda::Ke
     cuda::Outbox &To = Args.Net.out(Peer, Channel);
     cuda::Inbox &From = Args.Net.in(Peer, Channel);
     if constexpr (V == Variant::SendRecv) {
-      cuda::copy<T, Op>(Input, Out(First, 2));
-      cuda::send<T, Op>(To, Sent(Theirs));
-      cuda::recvReduce<T, Op>(From, Out(Mine, 1));
-      cuda::send<T, Op>(To, Sent(Mine));
-      cuda::recv<T, Op>(From, Out(Theirs, 1));
+      Prims::template copy<T, Op>(Input, Out(First, 2));
+      Prims::template send<T, Op>(To, Sent(Theirs));
+      Prims::template recvReduce<T, Op>(From, Out(Mine, 1));
+      Prims::template send<T, Op>(To, Sent(Mine));
+      Prims::template recv<T, Op>(From, Out(Theirs, 1));
     } else if constexpr (V == Variant::Exchange) {
-      cuda::copy<T, Op>(Input, Out(First, 2));
-      cuda::exchangeReduce<T, Op>(To, From, Sent(Theirs), Out(Mine, 1));
-      cuda::exchange<T, Op>(To, From, Sent(Mine), Out(Theirs, 1));
+      Prims::template copy<T, Op>(Input, Out(First, 2));
+      Prims::template exchangeReduce<T, Op>(To, From, Sent(Theirs), Out(Mine, 1));
+      Prims::template exchange<T, Op>(To, From, Sent(Mine), Out(Theirs, 1));
     } else if (Args.Rank == 0) {
-      cuda::send<T, Op>(To, Input);
-      cuda::recv<T, Op>(From, Out(First, 2));
+      Prims::template send<T, Op>(To, Input);
+      Prims::template recv<T, Op>(From, Out(First, 2));
     } else {
-      cuda::copy<T, Op>(Input, Out(First, 2));
-      cuda::recvReduceSend<T, Op>(From, To, Out(First, 2));
+      Prims::template copy<T, Op>(Input, Out(First, 2));
+      Prims::template recvReduceSend<T, Op>(From, To, Out(First, 2));
     }
   });
 }
 
-template <class T, class Op, Variant V> cuda::KernelInfo allReduceInfo() {
+template <class T, class Op, Variant V, class Prims = cuda::PrimitiveTable>
+cuda::KernelInfo allReduceInfo() {
   return {"pair",
           "allreduce",
           2,
@@ -97,7 +102,7 @@ template <class T, class Op, Variant V> cuda::KernelInfo allReduceInfo() {
           0,
           0,
           BlockThreads,
-          allReduce<T, Op, V>};
+          allReduce<T, Op, V, Prims>};
 }
 
 /// The FIFOs, connection tables, abort flag and status words of two ranks.
@@ -115,8 +120,11 @@ public:
       std::vector<cuda::Outbox> Outs(Channels * 2);
       std::vector<cuda::Inbox> Ins(Channels * 2);
       for (int Channel = 0; Channel < Channels; ++Channel) {
-        Outs[Channel * 2 + Peer] = cuda::Outbox::inHeader(fifo(Rank, Channel), Peer);
-        Ins[Channel * 2 + Peer] = cuda::Inbox::inHeader(fifo(Peer, Channel), Peer);
+        // Both ends are kernels: steps of the LL protocol may use it.
+        cuda::Outbox &Out = Outs[Channel * 2 + Peer] =
+            cuda::Outbox::inHeader(fifo(Rank, Channel), Peer);
+        cuda::Inbox &In = Ins[Channel * 2 + Peer] = cuda::Inbox::inHeader(fifo(Peer, Channel), Peer);
+        Out.LowLatency = In.LowLatency = true;
       }
       OutTables[Rank] = std::make_unique<DeviceBuffer<cuda::Outbox>>(Outs.size());
       OutTables[Rank]->upload(Outs);
@@ -237,8 +245,14 @@ kern::CallStamp callStamp(uint64_t Seq, size_t Count, uint8_t Op) {
 /// Runs the allreduce variant V of D (host type H) with DOp on both ranks,
 /// as two calls of one stamp, and checks both outputs of the second against
 /// HOp on the host.
-template <class D, class H, class DOp, class HOp, Variant V> void checkAllReduce() {
-  constexpr size_t Count = 10007; // Many rounds, the last one ragged.
+/// The tables of primitives the kernels run with.
+using Simple = cuda::PrimitiveTable;
+using LL = cuda::LowLatencyTable;
+
+/// Two calls of Count elements (by default many rounds, the last one
+/// ragged) of Variant V with Prims' primitives give every element right.
+template <class D, class H, class DOp, class HOp, Variant V, class Prims = Simple>
+void checkAllReduce(size_t Count = 10007) {
   RankPair Ranks;
   std::vector<H> In[2] = {inputOf<H>(0, Count), inputOf<H>(1, Count)};
   std::vector<std::unique_ptr<DeviceBuffer<D>>> Inputs, Outputs;
@@ -254,7 +268,7 @@ template <class D, class H, class DOp, class HOp, Variant V> void checkAllReduce
   for (uint64_t Seq : {1, 2}) {
     for (cuda::KernelArgs &A : Args)
       A.Call = callStamp(Seq, Count, 0);
-    Ranks.run(allReduceInfo<D, DOp, V>(), Args);
+    Ranks.run(allReduceInfo<D, DOp, V, Prims>(), Args);
     for (int Rank = 0; Rank < 2; ++Rank)
       ASSERT_EQ(uint32_t(cuda::CommStatus::Ok), Ranks.status(Rank).Code)
           << "call " << Seq << ", rank " << Rank << ": " << cuda::describe(Ranks.status(Rank));
@@ -291,17 +305,43 @@ TEST(TwoRanks, RecvReduceSend) {
 }
 
 /// One rank's allreduce of Count floats, and what it needs.
+// By LL, a call of 301 elements sends its single chunks (304 bytes of f32)
+// as lines with flags, and its double chunks and 8-byte elements' (over
+// 504 bytes, which a 1024-byte slot holds no longer as lines) the simple
+// way, in one kernel; the many-round call goes the simple way throughout.
+TEST(TwoRanksLL, SendAndReceive) {
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::SendRecv, LL>(301);
+  checkAllReduce<__half, host::f16, cuda::Max, host::Max, Variant::SendRecv, LL>(301);
+  checkAllReduce<int64_t, int64_t, cuda::Prod, host::Prod, Variant::SendRecv, LL>(301);
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::SendRecv, LL>();
+}
+
+TEST(TwoRanksLL, Exchange) {
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Exchange, LL>(301);
+  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Min, host::Min, Variant::Exchange, LL>(1);
+  checkAllReduce<int8_t, int8_t, cuda::Sum, host::Sum, Variant::Exchange, LL>(301);
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Exchange, LL>();
+}
+
+TEST(TwoRanksLL, RecvReduceSend) {
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Ring, LL>(97);
+  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Prod, host::Prod, Variant::Ring, LL>(301);
+  checkAllReduce<uint32_t, uint32_t, cuda::Max, host::Max, Variant::Ring, LL>(10007);
+}
+
 struct LoneRun {
   DeviceBuffer<float> Input, Output;
   explicit LoneRun(size_t Count) : Input(Count), Output(Count) {}
 };
 
-TEST(TwoRanks, MissingPeerTimesOut) {
+/// A rank whose peer never comes times out, by either protocol: by LL
+/// (messages of 100 bytes) every thread waits for its own lines.
+template <class Prims> void checkMissingPeerTimesOut(size_t Count) {
   RankPair Ranks;
-  LoneRun Rank0(1000);
+  LoneRun Rank0(Count);
   auto Start = std::chrono::steady_clock::now();
-  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::SendRecv>(),
-            {Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 1000, 50'000'000)});
+  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Prims>(),
+            {Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), Count, 50'000'000)});
   EXPECT_LT(std::chrono::steady_clock::now() - Start, std::chrono::seconds(5));
   cuda::KernelStatus S = Ranks.status(0);
   EXPECT_EQ(uint32_t(cuda::CommStatus::Timeout), S.Code) << cuda::describe(S);
@@ -310,6 +350,9 @@ TEST(TwoRanks, MissingPeerTimesOut) {
   EXPECT_EQ(1u, Ranks.abort()) << "the failing block raises the abort flag";
   EXPECT_EQ(0u, cuda::describe(S).find("timed out waiting to receive from rank 1 on channel "));
 }
+
+TEST(TwoRanks, MissingPeerTimesOut) { checkMissingPeerTimesOut<Simple>(1000); }
+TEST(TwoRanksLL, MissingPeerTimesOut) { checkMissingPeerTimesOut<LL>(100); }
 
 /// Without a time limit (the runtime's default) a kernel whose peer never
 /// comes waits, counted in flight, until the abort flag is raised, then
@@ -360,12 +403,13 @@ TEST(TwoRanks, AbortFlagStopsTheKernel) {
       << cuda::describe(Ranks.status(0));
 }
 
-TEST(TwoRanks, DifferentMessageSizesAreReported) {
-  // With 100 and 104 floats the ranks agree on every chunk but the last: on
-  // channel 1, rank 0 sends 16 elements where rank 1 expects 20.
+/// With 100 and 104 floats the ranks agree on every chunk but the last: on
+/// channel 1, rank 0 sends 16 elements where rank 1 expects 20. By LL, the
+/// size word comes in the message's first line.
+template <class Prims> void checkDifferentMessageSizesAreReported() {
   RankPair Ranks;
   LoneRun Rank0(100), Rank1(104);
-  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::SendRecv>(),
+  Ranks.run(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Prims>(),
             {Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 100, 10'000'000'000),
              Ranks.args(1, Rank1.Input.get(), Rank1.Output.get(), 104, 10'000'000'000)});
   cuda::KernelStatus S = Ranks.status(1);
@@ -376,6 +420,34 @@ TEST(TwoRanks, DifferentMessageSizesAreReported) {
   EXPECT_EQ(80u, S.Expected);
   EXPECT_EQ(uint32_t(cuda::CommStatus::Aborted), Ranks.status(0).Code)
       << "rank 0 stops on the abort flag rank 1 raised: " << cuda::describe(Ranks.status(0));
+}
+
+TEST(TwoRanks, DifferentMessageSizesAreReported) { checkDifferentMessageSizesAreReported<Simple>(); }
+TEST(TwoRanksLL, DifferentMessageSizesAreReported) { checkDifferentMessageSizesAreReported<LL>(); }
+
+/// Ranks whose steps take different protocols (plans that disagree) fail
+/// with a mismatch, whichever side sends by LL, instead of waiting where the
+/// other never writes.
+TEST(TwoRanksLL, ProtocolsThatDisagreeAreReported) {
+  for (int ByLines : {0, 1}) {
+    RankPair Ranks;
+    LoneRun Rank0(100), Rank1(100);
+    std::vector<cuda::KernelArgs> Args = {
+        Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 100, 10'000'000'000),
+        Ranks.args(1, Rank1.Input.get(), Rank1.Output.get(), 100, 10'000'000'000)};
+    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, LL>(), {Args[size_t(ByLines)]});
+    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Simple>(),
+                {Args[size_t(1 - ByLines)]});
+    Ranks.wait(Args);
+    int Mismatches = 0;
+    for (int Rank = 0; Rank < 2; ++Rank) {
+      uint32_t Code = Ranks.status(Rank).Code;
+      EXPECT_NE(uint32_t(cuda::CommStatus::Ok), Code) << "rank " << Rank;
+      EXPECT_NE(uint32_t(cuda::CommStatus::Timeout), Code) << cuda::describe(Ranks.status(Rank));
+      Mismatches += Code == uint32_t(cuda::CommStatus::Mismatch);
+    }
+    EXPECT_GE(Mismatches, 1) << "LL on rank " << ByLines;
+  }
 }
 
 TEST(TwoRanks, DifferentCallsFailAtTheirFirstMessage) {

@@ -39,9 +39,11 @@ struct LibraryPlan {
 /// The algorithm of File compiled for NRanks; nullopt when it requires a
 /// power of two and NRanks is not one. Any other failure to compile is a
 /// test failure.
-std::optional<LibraryPlan> libraryPlan(const std::filesystem::path &File, int NRanks) {
+std::optional<LibraryPlan> libraryPlan(const std::filesystem::path &File, int NRanks,
+                                       plan::Protocol Proto) {
   std::string Stem = File.stem().string();
-  test::PlanOptions Options{NRanks - 1, /*RingChannels=*/2, /*ChunksFactor=*/2};
+  test::PlanOptions Options{NRanks - 1, /*RingChannels=*/2, /*ChunksFactor=*/2,
+                            /*RankZeroOnly=*/false, Proto};
   std::string Text = test::compilePlan(Stem, NRanks, Options);
   if (Text.empty()) {
     std::ifstream In(File);
@@ -59,12 +61,12 @@ std::optional<LibraryPlan> libraryPlan(const std::filesystem::path &File, int NR
 
 /// The plans of every algorithm of algorithms/ that serves NRanks. Every
 /// rank runs them in this order, whatever it is.
-std::vector<LibraryPlan> libraryPlans(int NRanks) {
+std::vector<LibraryPlan> libraryPlans(int NRanks, plan::Protocol Proto) {
   std::vector<LibraryPlan> Plans;
   for (const auto &Entry :
        std::filesystem::directory_iterator(std::string(CCLC_SOURCE_DIR) + "/algorithms"))
     if (Entry.path().extension() == ".ccl")
-      if (std::optional<LibraryPlan> P = libraryPlan(Entry.path(), NRanks))
+      if (std::optional<LibraryPlan> P = libraryPlan(Entry.path(), NRanks, Proto))
         Plans.push_back(std::move(*P));
   return Plans;
 }
@@ -83,12 +85,16 @@ void runMatrix(cclcComm_t Comm, const LibraryPlan &P, RankThread &R, CallMemory 
   }
 }
 
-class LibraryPlans : public GpuJobTest, public ::testing::WithParamInterface<int> {};
+/// Ranks, and how the plans' messages travel: by LL, messages up to
+/// kern::LLMaxBytes (the counts below 1001 elements) go as lines with
+/// flags and the multi-round count's by the simple protocol, in one plan.
+class LibraryPlans : public GpuJobTest,
+                     public ::testing::WithParamInterface<std::tuple<int, plan::Protocol>> {};
 
 TEST_P(LibraryPlans, EveryElementIsRight) {
-  int NRanks = GetParam();
+  auto [NRanks, Proto] = GetParam();
   test::ScopedEnv Timeout("CCLC_TIMEOUT_MS", "30000");
-  std::vector<LibraryPlan> Plans = libraryPlans(NRanks);
+  std::vector<LibraryPlan> Plans = libraryPlans(NRanks, Proto);
   ASSERT_FALSE(Plans.empty()) << "algorithms/ holds no algorithm";
   std::string Log = runLoggedGpuJob(NRanks, [&](RankThread &R) {
     CallMemory Mem(MultiRoundCount, NRanks);
@@ -107,10 +113,14 @@ TEST_P(LibraryPlans, EveryElementIsRight) {
     expectRan(Log, P.Algorithm, "plan <plan text>, GPU plan interpreter");
 }
 
-INSTANTIATE_TEST_SUITE_P(Jobs, LibraryPlans, ::testing::Range(2, 9),
-                         [](const ::testing::TestParamInfo<int> &Info) {
-                           return std::to_string(Info.param) + "Ranks";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Jobs, LibraryPlans,
+    ::testing::Combine(::testing::Range(2, 9),
+                       ::testing::Values(plan::Protocol::Simple, plan::Protocol::LL)),
+    [](const ::testing::TestParamInfo<std::tuple<int, plan::Protocol>> &Info) {
+      return std::to_string(std::get<0>(Info.param)) + "Ranks" +
+             (std::get<1>(Info.param) == plan::Protocol::LL ? "LL" : "");
+    });
 
 } // namespace
 } // namespace cclc::gputest

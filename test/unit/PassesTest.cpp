@@ -12,6 +12,7 @@
 #include "compiler/passes/Chunking.h"
 #include "compiler/passes/Fusion.h"
 #include "compiler/passes/Pipeline.h"
+#include "compiler/passes/ProtocolSelection.h"
 #include "compiler/instantiate/Instantiate.h"
 #include "compiler/emit/ScheduleText.h"
 #include "plan/CopyElision.h"
@@ -451,6 +452,26 @@ TEST(Fusion, LeavesStepsOfChosenPrimitivesAlone) {
                                       "send output[1] -> 2 by send_streaming"}));
 }
 
+TEST(ProtocolSelection, GivesEveryMessageOfTheLibrarysPrimitivesTheProtocol) {
+  std::vector<Step> Rank1 = {receive(OpKind::Recv, 0, out(0)), send(0, out(0)),
+                             local(OpKind::Copy, out(0), out(1)), send(0, out(1)),
+                             receive(OpKind::Recv, 0, out(2))};
+  Rank1[3].Primitive = "send_streaming";
+  Schedule S = handBuilt({{send(1, out(0)), receive(OpKind::Recv, 1, out(0)),
+                           receive(OpKind::Recv, 1, out(1)), send(1, out(2))},
+                          std::move(Rank1)},
+                         3);
+  ProtocolResult Result = selectProtocol(S, sched::Protocol::LL);
+  EXPECT_EQ(Result.summary(), "7 steps by ll");
+  EXPECT_EQ(stepsText(S, 1),
+            (std::vector<std::string>{"recv output[0] <- 0 [ll]", "send output[0] -> 0 [ll]",
+                                      "copy output[0] -> output[1]",
+                                      "send output[1] -> 0 by send_streaming",
+                                      "recv output[2] <- 0 [ll]"}));
+  EXPECT_EQ(selectProtocol(S, sched::Protocol::Simple).Steps, 7u);
+  EXPECT_EQ(stepsText(S, 1)[0], "recv output[0] <- 0");
+}
+
 TEST(Fusion, RingAllReduceForwardsEveryHopButTheLast) {
   Schedule Original = library("ring-allreduce", 4);
   Schedule S = Original;
@@ -532,7 +553,8 @@ std::unique_ptr<PipelineRun> runOn(Schedule &S, const PipelineOptions &Options) 
 }
 
 TEST(Pipeline, RunsThePassesInOrder) {
-  EXPECT_EQ(passNames(), (std::vector<std::string>{"channel-parallel", "copy-elision", "chunking", "fusion"}));
+  EXPECT_EQ(passNames(), (std::vector<std::string>{"channel-parallel", "copy-elision", "chunking",
+                                                   "fusion", "protocol"}));
   Schedule Original = library("butterfly-allreduce", 4);
   Schedule S = Original;
   PipelineOptions Options;

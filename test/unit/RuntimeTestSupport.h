@@ -82,6 +82,8 @@ struct PlanOptions {
   /// Instantiate rank 0 alone where the algorithm rotates, as `cclc compile
   /// --emit=json` does: a ring's plan is then rank 0's program and a rotation.
   bool RankZeroOnly = false;
+  /// How every step's messages travel.
+  plan::Protocol Proto = plan::Protocol::Simple;
 };
 
 /// algorithms/<Name>.ccl compiled for NRanks ranks into a plan's JSON text;
@@ -106,6 +108,7 @@ inline std::string compilePlan(const std::string &Name, int NRanks, const PlanOp
   Options.Root = Plan.Root;
   Options.Pipeline.ChunksFactor = Plan.ChunksFactor;
   Options.RankZeroOnly = Plan.RankZeroOnly;
+  Options.Pipeline.Proto = Plan.Proto;
   std::ostream Discard(nullptr);
   std::optional<sched::Schedule> S =
       compiler::buildSchedule(*Algo, Target, Options, Discard, Diags);

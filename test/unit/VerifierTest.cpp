@@ -190,6 +190,28 @@ TEST_F(VerifierTest, SizeMismatchNamesBothSteps) {
       << Out.str();
 }
 
+TEST_F(VerifierTest, ProtocolMismatchNamesBothSteps) {
+  Schedule S = make(CollectiveKind::AllReduce, 2, 1);
+  for (int R : {0, 1}) {
+    add(S, R, copy(in(0), out(0), 1));
+    add(S, R, send(1 - R, in(0), 2));
+    add(S, R, recvReduce(1 - R, out(0), 3));
+  }
+  S.Ranks[0].Channels[0].Steps[1].Proto = Protocol::LL;
+  S.Ranks[1].Channels[0].Steps[2].Proto = Protocol::LL;
+  EXPECT_TRUE(verify(S)) << Out.str();
+  S.Ranks[1].Channels[0].Steps[2].Proto = Protocol::Simple;
+  EXPECT_FALSE(verify(S));
+  EXPECT_NE(Out.str().find("algo.ccl:3:1: error: rank 1 channel 0 step 2: recv_reduce receives "
+                           "from rank 0 by the simple protocol, but the matching send sends by "
+                           "ll\n"),
+            std::string::npos)
+      << Out.str();
+  EXPECT_NE(Out.str().find("algo.ccl:2:1: note: rank 0 channel 0 step 1: the matching send"),
+            std::string::npos)
+      << Out.str();
+}
+
 TEST_F(VerifierTest, SendNeverReceived) {
   Schedule S = pairAllReduce();
   add(S, 0, send(1, out(0), 7));

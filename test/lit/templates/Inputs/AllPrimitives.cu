@@ -30,6 +30,13 @@ template <class T, class Op> __global__ void everyPrimitive(const KernelArgs Arg
     recvCopySend<T, Op>(From, To, Scratch);
     exchange<T, Op>(To, From, In, Out);
     exchangeReduce<T, Op>(To, From, In, Out);
+    sendLL<T, Op>(To, In);
+    recvLL<T, Op>(From, Out);
+    recvReduceLL<T, Op>(From, Out);
+    recvReduceSendLL<T, Op>(From, To, Scratch);
+    recvCopySendLL<T, Op>(From, To, Scratch);
+    exchangeLL<T, Op>(To, From, In, Out);
+    exchangeReduceLL<T, Op>(To, From, In, Out);
   });
 }
 
