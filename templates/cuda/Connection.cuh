@@ -542,8 +542,9 @@ struct Inbox {
     const uint4 *Lines = reinterpret_cast<const uint4 *>(Q.slot(Seq - 1));
     kern::LLFlags F = kern::LLFlags::of(Seq);
     size_t Last = (Bytes + kern::LLLinePayload - 1) / kern::LLLinePayload;
-    // Stop: thread 0 found a simple message instead, whose lines will never
-    // come; TimedOut: some thread's wait ran out of time.
+    // Stop: thread 0 found a simple message instead, or a size word of
+    // another size, so that lines past the message's end would never come;
+    // TimedOut: some thread's wait ran out of time.
     __shared__ uint32_t Stop, TimedOut;
     if (threadIdx.x == 0)
       Stop = TimedOut = 0;
@@ -571,10 +572,15 @@ struct Inbox {
         if (Spin % 1024 == 0 && !lineWaitGoesOn(Start, Why))
           break;
       }
-      if (L == 0)
+      if (L == 0) {
         Word = V;
-      else if (!Stopped)
+        if (!Stopped && Why == CommStatus::Ok && kern::wordBytes(V) != Bytes) {
+          Stopped = true;
+          *static_cast<volatile uint32_t *>(&Stop) = 1;
+        }
+      } else if (!Stopped) {
         Stage[L - 1] = V;
+      }
     }
     if (Why == CommStatus::Timeout)
       TimedOut = 1;

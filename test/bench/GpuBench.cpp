@@ -12,7 +12,9 @@
 //   - the f32 sum allreduce, out of place, of the ring and (for a power of
 //     two ranks) butterfly algorithms, through the generated CUDA kernels
 //     linked into the program (compiled for 8 ranks) and through the GPU
-//     plan interpreter running the same algorithms' plans.
+//     plan interpreter running the same algorithms' plans, compiled with
+//     the protocol --protocol names (so that, with ll, the last column
+//     compares LL with the kernels' simple protocol).
 //
 // and prints time, algorithm and bus bandwidth as nccl-tests does, the bus
 // bandwidth as a share of the copy's, and the interpreter's time over the
@@ -61,6 +63,9 @@ struct Options {
   uint64_t Factor = 2;
   int Iters = 20;
   int Warmup = 5;
+  /// How the interpreter's plans send their messages (cclc compile
+  /// --protocol); the linked kernels send the simple way.
+  std::string Protocol = "simple";
 };
 
 /// One algorithm as the benchmark runs it.
@@ -78,12 +83,14 @@ struct Algorithm {
 /// For the kernels' rank count the target is theirs (they run the same
 /// schedule); for another, a flat target whose flat algorithms run Channels
 /// channels. Returns false, having said why, when it does not compile.
-bool compilePlan(const std::string &Stem, int NRanks, int Channels, const fs::path &Path) {
+bool compilePlan(const std::string &Stem, int NRanks, int Channels, const std::string &Protocol,
+                 const fs::path &Path) {
   std::string Target = NRanks == bench::KernelRanks ? "--topo '" CCLC_BENCH_TOPOLOGY "'"
                                                     : "--nranks " + std::to_string(NRanks) +
                                                           " --channels " + std::to_string(Channels);
   std::string Command = "'" CCLC_COMPILER "' compile '" CCLC_ALGORITHMS_DIR "/" + Stem + ".ccl' " +
-                        Target + " --emit=json -o '" + Path.string() + "'";
+                        Target + " --protocol " + Protocol + " --emit=json -o '" + Path.string() +
+                        "'";
   if (std::system(Command.c_str()) == 0)
     return true;
   std::fprintf(stderr, "cclc-gpu-bench: %s does not compile for %d ranks: %s\n", Stem.c_str(),
@@ -104,7 +111,7 @@ std::optional<std::vector<Algorithm>> algorithms(const Options &O, int Sms, cons
     Algorithm A;
     A.Stem = Stem;
     A.PlanPath = (Dir / (Stem + ".json")).string();
-    if (!compilePlan(Stem, O.NRanks, Channels, A.PlanPath))
+    if (!compilePlan(Stem, O.NRanks, Channels, O.Protocol, A.PlanPath))
       return std::nullopt;
     std::ifstream In(A.PlanPath);
     nlohmann::json Plan = nlohmann::json::parse(In);
@@ -318,8 +325,9 @@ void printAllReduceHeader(const Algorithm &A, const Options &O, int Sms) {
   if (Blocks > Sms)
     std::printf("# more blocks than SMs: if they cannot all be resident at once, blocks wait on\n"
                 "# peers that cannot start, and calls time out\n");
-  std::printf("#\n# %12s | %-38s | %-38s | %8s\n", "", "generated CUDA kernel",
-              "GPU plan interpreter", "interp");
+  std::string Interpreter = "GPU plan interpreter, " + O.Protocol;
+  std::printf("#\n# %12s | %-38s | %-38s | %8s\n", "", "generated CUDA kernel, simple",
+              Interpreter.c_str(), "interp");
   auto Row = [](const char *Size, const char *Time, const char *AlgBw, const char *BusBw,
                 const char *Ratio, const char *Speedup) {
     std::printf("# %12s |", Size);
@@ -422,6 +430,9 @@ int main(int Argc, char **Argv) {
   App.add_option("-n,--iters", O.Iters, "Timed calls per size")->check(CLI::Range(1, 1000000));
   App.add_option("-w,--warmup_iters", O.Warmup, "Untimed calls first")
       ->check(CLI::Range(0, 1000000));
+  App.add_option("--protocol", O.Protocol, "How the interpreter's plans send: simple or ll")
+      ->check(CLI::IsMember({"simple", "ll"}))
+      ->capture_default_str();
   CLI11_PARSE(App, Argc, Argv);
   if (O.MinBytes < 4 || O.MinBytes > O.MaxBytes) {
     std::fprintf(stderr, "cclc-gpu-bench: the sizes must satisfy 4 <= -b <= -e\n");

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <span>
 
 namespace cclc::gputest {
 namespace {
@@ -72,22 +73,30 @@ std::vector<LibraryPlan> libraryPlans(int NRanks, plan::Protocol Proto) {
 }
 
 /// The sums of every count, and the maximum, in every type, for one plan.
-void runMatrix(cclcComm_t Comm, const LibraryPlan &P, RankThread &R, CallMemory &Mem) {
+/// Runs P's collective for three types at every count of Counts, and with
+/// max for those that reduce, every element checked.
+void runMatrix(cclcComm_t Comm, const LibraryPlan &P, RankThread &R, CallMemory &Mem,
+               std::span<const size_t> Counts) {
   auto Run = [&](cclcDataType_t Type, cclcRedOp_t Op, size_t Count) {
     runCheckedOnDevice(Comm, {P.Collective, Type, Op, P.Root, Count}, R.rank(), R.nranks(), Mem,
                        R.stream());
   };
   for (cclcDataType_t Type : {cclcFloat32, cclcFloat16, cclcBfloat16}) {
-    for (size_t Count : {size_t(0), size_t(1), size_t(1001), MultiRoundCount})
+    for (size_t Count : Counts)
       Run(Type, cclcSum, Count);
     if (plan::reduces(P.Collective))
       Run(Type, cclcMax, 1001);
   }
 }
 
-/// Ranks, and how the plans' messages travel: by LL, messages up to
-/// kern::LLMaxBytes (the counts below 1001 elements) go as lines with
-/// flags and the multi-round count's by the simple protocol, in one plan.
+/// Ranks, and how the plans' messages travel. By LL, messages up to
+/// kern::LLMaxBytes (the counts up to 1001 elements) go as lines with flags
+/// and the larger ones' (65537 elements) by the simple protocol, in one
+/// plan; the multi-round count, which LL plans serve as simple ones, runs
+/// under the simple protocol alone.
+constexpr size_t SimpleCounts[] = {0, 1, 1001, MultiRoundCount};
+constexpr size_t LLCounts[] = {0, 1, 1001, 65537};
+
 class LibraryPlans : public GpuJobTest,
                      public ::testing::WithParamInterface<std::tuple<int, plan::Protocol>> {};
 
@@ -102,7 +111,10 @@ TEST_P(LibraryPlans, EveryElementIsRight) {
       ScopedComm Comm = R.newComm();
       try {
         perf::check(cclcCommLoadPlanText(Comm.get(), P.Text.data(), P.Text.size()), "loading");
-        runMatrix(Comm.get(), P, R, Mem);
+        if (Proto == plan::Protocol::LL)
+          runMatrix(Comm.get(), P, R, Mem, LLCounts);
+        else
+          runMatrix(Comm.get(), P, R, Mem, SimpleCounts);
       } catch (const std::exception &E) {
         throw std::runtime_error(P.Stem + ": " + E.what());
       }
