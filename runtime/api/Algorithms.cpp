@@ -112,7 +112,8 @@ std::string Algorithm::describe(Target Where) const {
                                 : plan::formatBytes(MinBytes) + " and up";
   return Name + " (" + Origin + ", " + executorName(Kind, Where) + ", " +
          std::to_string(Shape.Grid.NChannels) + " channel" +
-         (Shape.Grid.NChannels == 1 ? "" : "s") + ", sizes " + Window + ")";
+         (Shape.Grid.NChannels == 1 ? "" : "s") +
+         (LowLatency && Where == Target::Gpu ? ", LL protocol" : "") + ", sizes " + Window + ")";
 }
 
 AlgorithmTable::AlgorithmTable(int Rank, int NRanks)

@@ -158,6 +158,10 @@ Algorithm Communicator::interpreted(plan::Plan P, std::string Origin, bool Conne
   A.Kind = Algorithm::Executor::Interpreter;
   A.Links = std::move(P.Links);
   A.InPlace = plan::runsInPlace(S, Rank);
+  for (const sched::RankProgram &Program : S.Ranks)
+    for (const sched::ChannelProgram &Channel : Program.Channels)
+      for (const sched::Step &St : Channel.Steps)
+        A.LowLatency |= St.Proto == sched::Protocol::LL;
   int32_t BufferSlots = S.BufferSlots;
   A.Interp = std::make_shared<const exec::Interpreter>(std::move(P.Sched), P.Shape);
   A.Shape = A.Interp->shape();

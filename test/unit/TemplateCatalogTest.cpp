@@ -56,8 +56,10 @@ std::string writeHeader(const std::string &Name, const std::string &Text) {
   return Path.string();
 }
 
-void expectEveryEffect(const TemplateCatalog &Catalog, bool Device) {
-  ASSERT_EQ(Catalog.primitives().size(), std::size(Effects));
+/// Catalog has a primitive named after every effect, with that effect, and
+/// Extra primitives besides.
+void expectEveryEffect(const TemplateCatalog &Catalog, bool Device, size_t Extra = 0) {
+  ASSERT_EQ(Catalog.primitives().size(), std::size(Effects) + Extra);
   for (const char *Effect : Effects) {
     const PrimitiveInfo *P = Catalog.lookup(Effect);
     ASSERT_TRUE(P) << Effect;
@@ -85,7 +87,16 @@ TEST(TemplateCatalogTest, HostLibraryHasEveryEffect) {
 TEST(TemplateCatalogTest, CudaLibraryHasEveryDevicePrimitive) {
   CatalogLoad L(KernelTarget::Cuda);
   ASSERT_TRUE(L.Catalog) << L.output();
-  expectEveryEffect(*L.Catalog, /*Device=*/true);
+  // And the seven communicating effects again, for the LL protocol.
+  expectEveryEffect(*L.Catalog, /*Device=*/true, /*Extra=*/7);
+  for (const char *Effect : Effects)
+    if (const PrimitiveInfo *P = L.Catalog->lookup(std::string(Effect) + "_ll")) {
+      EXPECT_EQ(P->Effect, Effect);
+      EXPECT_EQ(P->ParamTypes, L.Catalog->lookup(Effect)->ParamTypes) << Effect;
+    }
+  ASSERT_TRUE(L.Catalog->lookup("send_ll"));
+  EXPECT_EQ(L.Catalog->lookup("send_ll")->QualifiedName, "cclc::cuda::sendLL");
+  EXPECT_FALSE(L.Catalog->lookup("copy_ll")) << "local steps have no protocol";
   EXPECT_EQ(L.Catalog->lookup("exchange")->ParamTypes,
             (std::vector<std::string>{"Outbox &", "Inbox &", "Slice<const T>", "Slice<T>"}));
   EXPECT_EQ(L.Catalog->includes(), std::vector<std::string>{"cuda/Kernel.cuh"});

@@ -30,6 +30,20 @@ template <class T, class Op> __global__ void everyPrimitive(const KernelArgs Arg
     recvCopySend<T, Op>(From, To, Scratch);
     exchange<T, Op>(To, From, In, Out);
     exchangeReduce<T, Op>(To, From, In, Out);
+  });
+}
+
+/// The primitives of the LL protocol, in a kernel of their own: one kernel
+/// with both sets takes ptxas far longer than the two.
+template <class T, class Op> __global__ void everyLowLatencyPrimitive(const KernelArgs Args) {
+  constexpr kern::GridShape Shape{2, 2, 2};
+  int Channel = blockIdx.x, Peer = Args.Rank ^ 1;
+  forEachRound<T>(Args, Shape, [&](const kern::Layout &L) {
+    Slice<const T> In{static_cast<const T *>(Args.Input), &L, 1, Channel * 2, 2};
+    Slice<T> Out{static_cast<T *>(Args.Output), &L, 1, Channel * 2, 2};
+    Slice<T> Scratch{static_cast<T *>(Args.Scratch), &L, 1, Channel * 2, 1};
+    Outbox &To = Args.Net.out(Peer, Channel);
+    Inbox &From = Args.Net.in(Peer, Channel);
     sendLL<T, Op>(To, In);
     recvLL<T, Op>(From, Out);
     recvReduceLL<T, Op>(From, Out);
@@ -41,8 +55,10 @@ template <class T, class Op> __global__ void everyPrimitive(const KernelArgs Arg
 }
 
 template <class T>
-constexpr KernelFn EveryOp[] = {everyPrimitive<T, Sum>, everyPrimitive<T, Prod>,
-                                everyPrimitive<T, Min>, everyPrimitive<T, Max>};
+constexpr KernelFn EveryOp[] = {everyPrimitive<T, Sum>,           everyPrimitive<T, Prod>,
+                                everyPrimitive<T, Min>,           everyPrimitive<T, Max>,
+                                everyLowLatencyPrimitive<T, Sum>, everyLowLatencyPrimitive<T, Prod>,
+                                everyLowLatencyPrimitive<T, Min>, everyLowLatencyPrimitive<T, Max>};
 
 /// Visible to other files, so every instantiation is compiled for the device.
 extern const KernelFn *const EveryType[];
