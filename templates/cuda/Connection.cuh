@@ -117,8 +117,8 @@ __device__ __forceinline__ void storeRelease(uint64_t *P, uint64_t V) {
 __device__ __forceinline__ void storeRelaxed(uint64_t *P, uint64_t V) {
   asm volatile("st.relaxed.sys.u64 [%0], %1;" ::"l"(P), "l"(V) : "memory");
 }
-/// One LL line, stored and loaded as one 16-byte access that bypasses no
-/// cache the peer does not see (volatile: each poll reads memory again).
+/// One LL line, stored and loaded as one 16-byte access, volatile: every
+/// poll reads memory again, and the compiler keeps every store.
 __device__ __forceinline__ void storeLine(uint4 *P, uint4 V) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(P), "r"(V.x), "r"(V.y),
                "r"(V.z), "r"(V.w)
