@@ -12,7 +12,11 @@
 using namespace cclc::cuda;
 namespace kern = cclc::kern;
 
-template <class T, class Op> __global__ void everyPrimitive(const KernelArgs Args) {
+/// Every primitive of the simple protocol, or (LowLatency) of the LL
+/// protocol, in a kernel of its own: one kernel with both sets takes ptxas
+/// far longer than the two.
+template <class T, class Op, bool LowLatency>
+__global__ void everyPrimitive(const KernelArgs Args) {
   constexpr kern::GridShape Shape{2, 2, 2};
   int Channel = blockIdx.x, Peer = Args.Rank ^ 1;
   forEachRound<T>(Args, Shape, [&](const kern::Layout &L) {
@@ -21,44 +25,33 @@ template <class T, class Op> __global__ void everyPrimitive(const KernelArgs Arg
     Slice<T> Scratch{static_cast<T *>(Args.Scratch), &L, 1, Channel * 2, 1};
     Outbox &To = Args.Net.out(Peer, Channel);
     Inbox &From = Args.Net.in(Peer, Channel);
-    send<T, Op>(To, In);
-    recv<T, Op>(From, Out);
-    recvReduce<T, Op>(From, Out);
-    copy<T, Op>(In, Out);
-    reduce<T, Op>(In, Out);
-    recvReduceSend<T, Op>(From, To, Scratch);
-    recvCopySend<T, Op>(From, To, Scratch);
-    exchange<T, Op>(To, From, In, Out);
-    exchangeReduce<T, Op>(To, From, In, Out);
-  });
-}
-
-/// The primitives of the LL protocol, in a kernel of their own: one kernel
-/// with both sets takes ptxas far longer than the two.
-template <class T, class Op> __global__ void everyLowLatencyPrimitive(const KernelArgs Args) {
-  constexpr kern::GridShape Shape{2, 2, 2};
-  int Channel = blockIdx.x, Peer = Args.Rank ^ 1;
-  forEachRound<T>(Args, Shape, [&](const kern::Layout &L) {
-    Slice<const T> In{static_cast<const T *>(Args.Input), &L, 1, Channel * 2, 2};
-    Slice<T> Out{static_cast<T *>(Args.Output), &L, 1, Channel * 2, 2};
-    Slice<T> Scratch{static_cast<T *>(Args.Scratch), &L, 1, Channel * 2, 1};
-    Outbox &To = Args.Net.out(Peer, Channel);
-    Inbox &From = Args.Net.in(Peer, Channel);
-    sendLL<T, Op>(To, In);
-    recvLL<T, Op>(From, Out);
-    recvReduceLL<T, Op>(From, Out);
-    recvReduceSendLL<T, Op>(From, To, Scratch);
-    recvCopySendLL<T, Op>(From, To, Scratch);
-    exchangeLL<T, Op>(To, From, In, Out);
-    exchangeReduceLL<T, Op>(To, From, In, Out);
+    if constexpr (LowLatency) {
+      sendLL<T, Op>(To, In);
+      recvLL<T, Op>(From, Out);
+      recvReduceLL<T, Op>(From, Out);
+      recvReduceSendLL<T, Op>(From, To, Scratch);
+      recvCopySendLL<T, Op>(From, To, Scratch);
+      exchangeLL<T, Op>(To, From, In, Out);
+      exchangeReduceLL<T, Op>(To, From, In, Out);
+    } else {
+      send<T, Op>(To, In);
+      recv<T, Op>(From, Out);
+      recvReduce<T, Op>(From, Out);
+      copy<T, Op>(In, Out);
+      reduce<T, Op>(In, Out);
+      recvReduceSend<T, Op>(From, To, Scratch);
+      recvCopySend<T, Op>(From, To, Scratch);
+      exchange<T, Op>(To, From, In, Out);
+      exchangeReduce<T, Op>(To, From, In, Out);
+    }
   });
 }
 
 template <class T>
-constexpr KernelFn EveryOp[] = {everyPrimitive<T, Sum>,           everyPrimitive<T, Prod>,
-                                everyPrimitive<T, Min>,           everyPrimitive<T, Max>,
-                                everyLowLatencyPrimitive<T, Sum>, everyLowLatencyPrimitive<T, Prod>,
-                                everyLowLatencyPrimitive<T, Min>, everyLowLatencyPrimitive<T, Max>};
+constexpr KernelFn EveryOp[] = {
+    everyPrimitive<T, Sum, false>, everyPrimitive<T, Prod, false>, everyPrimitive<T, Min, false>,
+    everyPrimitive<T, Max, false>, everyPrimitive<T, Sum, true>,   everyPrimitive<T, Prod, true>,
+    everyPrimitive<T, Min, true>,  everyPrimitive<T, Max, true>};
 
 /// Visible to other files, so every instantiation is compiled for the device.
 extern const KernelFn *const EveryType[];
