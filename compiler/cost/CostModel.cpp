@@ -1,6 +1,7 @@
 //===- CostModel.cpp - Predicted time of a schedule -----------------------===//
 
 #include "compiler/cost/CostModel.h"
+#include "common/Protocol.h"
 #include "compiler/passes/Chunking.h"
 #include "compiler/topology/System.h"
 #include "plan/Assert.h"
@@ -18,14 +19,15 @@ using sched::Schedule;
 using sched::Step;
 using topo::PathType;
 
-double linkLatencyUs(PathType Type) {
+double linkLatencyUs(PathType Type, sched::Protocol P) {
+  const bool LL = P == sched::Protocol::LL;
   switch (Type) {
   case PathType::LOC: return 0.0;
   case PathType::NVL:
   case PathType::NVB:
-  case PathType::C2C: return 0.6;
-  case PathType::NET: return 2.7;
-  default: return 1.0; // Every PCI and CPU path: NCCL's PCI latency.
+  case PathType::C2C: return LL ? 0.6 : 3.4;
+  case PathType::NET: return LL ? 2.7 : 14.0;
+  default: return LL ? 1.0 : 5.7; // Every PCI and CPU path: NCCL's PCI latency.
   }
 }
 
@@ -49,10 +51,12 @@ struct SimStep {
   bool WithNext = false;
 };
 
-/// A send's cost: alpha, and what beta multiplies.
+/// A send's cost: its path and protocol (which give alpha), and what beta
+/// multiplies.
 struct SendCost {
   int32_t Chunks = 0;
-  double LatencyUs = 0;
+  PathType Path = PathType::LOC;
+  sched::Protocol Proto = sched::Protocol::Simple;
   double Bw = 0; ///< Bytes per us.
   auto operator<=>(const SendCost &) const = default;
 };
@@ -161,7 +165,7 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
         int32_t To = St.sendTarget();
         Sim.SendConn = connection(R, To, C);
         const RankLink &Link = Links.link(R, To);
-        SendCost Cost{St.sentSlice().Count, linkLatencyUs(Link.Type),
+        SendCost Cost{St.sentSlice().Count, Link.Type, St.Proto,
                       Link.BwGBs * 1e3 / Sharers[static_cast<uint64_t>(R) * S.NRanks + To]};
         if (ChannelBw > 0)
           Cost.Bw = std::min(Cost.Bw, ChannelBw);
@@ -246,8 +250,8 @@ private:
   const SimProgram &P;
   const std::vector<std::vector<uint32_t>> *Pieces;
   size_t K;
-  /// Per entry of P.Sends and P.Locals, per size: the time to send (beta's
-  /// part) and to write locally.
+  /// Per entry of P.Sends and P.Locals, per size: the time to send (alpha
+  /// and beta) and to write locally.
   std::vector<double> SendTimes, LocalTimes;
   std::vector<Lane> Lanes;
   std::vector<double> Clocks; ///< Per lane, per size: when its previous group finished.
@@ -272,8 +276,12 @@ Simulation::Simulation(const SimProgram &P, int32_t Factor,
   for (uint64_t Bytes : Sizes)
     ChunkBytes.push_back(static_cast<double>(Bytes) / P.Units / (P.ChunksPerUnit * Factor));
   for (const SendCost &Cost : P.Sends)
-    for (double Bytes : ChunkBytes)
-      SendTimes.push_back(Cost.Chunks * Scale * Bytes / Cost.Bw);
+    for (double Bytes : ChunkBytes) {
+      double Message = Cost.Chunks * Scale * Bytes;
+      bool LL = Cost.Proto == sched::Protocol::LL && Message <= double(kern::LLMaxBytes);
+      SendTimes.push_back(linkLatencyUs(Cost.Path, LL ? sched::Protocol::LL : sched::Protocol::Simple) +
+                          Message / (LL ? Cost.Bw * LLBandwidthShare : Cost.Bw));
+    }
   for (int32_t Chunks : P.Locals)
     for (double Bytes : ChunkBytes)
       LocalTimes.push_back(Chunks * Scale * Bytes / (topo::LocBw * 1e3));
@@ -310,7 +318,6 @@ bool Simulation::trySend(const SimStep &St, Lane &L, size_t I) {
     return false; // The FIFO is full until the receiver takes that message.
   const double *Freed = &Consumptions[slot(St.SendConn, C.ArrivedSlot)];
   double *Done = &Arrivals[slot(St.SendConn, C.ArrivedSlot)];
-  const double LatencyUs = P.Sends[St.Send].LatencyUs;
   const double *Transfer = &SendTimes[St.Send * K];
   for (size_t J = 0; J < K; ++J) {
     double Start = L.Ready[I * K + J];
@@ -318,7 +325,7 @@ bool Simulation::trySend(const SimStep &St, Lane &L, size_t I) {
       Start = std::max(Start, Freed[J]);
     // Alpha-beta per message: the sender is busy for the latency and the
     // transfer, so consecutive messages on one connection pay both.
-    Done[J] = Start + LatencyUs + Transfer[J];
+    Done[J] = Start + Transfer[J];
     L.Finish[I * K + J] = Done[J];
   }
   ++C.Arrived;
@@ -422,15 +429,26 @@ std::vector<double> Simulation::run() {
 /// Simulation).
 std::vector<Prediction> predictions(const SimProgram &P, int32_t Factor,
                                     const std::vector<std::vector<uint32_t>> *Pieces,
-                                    double BusFactor, const std::vector<uint64_t> &Sizes) {
+                                    double BusFactor, sched::Protocol Proto,
+                                    const std::vector<uint64_t> &Sizes) {
   std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes).run();
   std::vector<Prediction> Points;
   for (size_t I = 0; I < Sizes.size(); ++I) {
     double Time = LaunchLatencyUs + Ends[I];
     double AlgBw = static_cast<double>(Sizes[I]) / (Time * 1e3);
-    Points.push_back({Sizes[I], Time, AlgBw, AlgBw * BusFactor, Factor});
+    Points.push_back({Sizes[I], Time, AlgBw, AlgBw * BusFactor, Factor, Proto});
   }
   return Points;
+}
+
+/// Whether a step of S sends by P.
+bool sendsBy(const Schedule &S, sched::Protocol P) {
+  for (const sched::RankProgram &Rank : S.Ranks)
+    for (const sched::ChannelProgram &Channel : Rank.Channels)
+      for (const Step &St : Channel.Steps)
+        if (sched::opSends(St.Op) && St.Proto == P)
+          return true;
+  return false;
 }
 
 } // namespace
@@ -447,25 +465,28 @@ CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Siz
   double BusFactor = plan::busBwFactor(S.Collective, S.NRanks);
   passes::PipelinePlanner Planner(S);
   SimProgram Program(S, Planner, Links, ChannelBwGBs);
-  PerFactor.push_back(predictions(Program, 1, nullptr, BusFactor, Sizes));
+  const sched::Protocol Proto = sendsBy(S, sched::Protocol::LL) ? sched::Protocol::LL
+                                                                : sched::Protocol::Simple;
+  PerFactor.push_back(predictions(Program, 1, nullptr, BusFactor, Proto, Sizes));
   for (int32_t F = 2; F <= Largest; F *= 2) {
     std::optional<passes::PipelineStages> Stages = Planner.stages(F);
     std::optional<std::vector<std::vector<uint32_t>>> Pieces;
     if (Stages)
       Pieces = Program.pieces(F, *Stages);
-    PerFactor.push_back(predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Sizes));
+    PerFactor.push_back(
+        predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Proto, Sizes));
   }
   return PerFactor;
 }
 
 std::vector<Prediction> CostModel::predict(const Schedule &S,
                                            const std::vector<uint64_t> &Sizes) const {
-  return fastestFactor(predictEachFactor(S, Sizes));
+  return fastestOf(predictEachFactor(S, Sizes));
 }
 
-std::vector<Prediction> fastestFactor(const std::vector<std::vector<Prediction>> &PerFactor) {
-  std::vector<Prediction> Best = PerFactor.front();
-  for (const std::vector<Prediction> &Points : PerFactor)
+std::vector<Prediction> fastestOf(const std::vector<std::vector<Prediction>> &Curves) {
+  std::vector<Prediction> Best = Curves.front();
+  for (const std::vector<Prediction> &Points : Curves)
     for (size_t I = 0; I < Best.size(); ++I)
       if (Points[I].TimeUs < Best[I].TimeUs)
         Best[I] = Points[I];

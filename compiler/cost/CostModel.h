@@ -15,13 +15,15 @@
 // the channels that send over the same directed pair, each channel moving at
 // most the target's per-channel bandwidth (one thread block cannot fill a
 // link alone, which is why NCCL runs several channels), and a latency per path
-// class taken from NCCL's tuning model (the per-hop "hardware" latencies of
-// its LL protocol: NVLink 0.6 us, PCI 1 us, network 2.7 us) plus its base
-// launch latency once per collective. Without a topology every pair gets
-// DefaultLink. Local copies and reductions run at NCCL's LOC bandwidth. One
-// protocol for all sizes (low latency and full bandwidth at once) makes the
-// model optimistic at both ends, but the same for every algorithm, so the
-// comparisons it exists for hold.
+// class and protocol taken from NCCL's tuning model (the per-hop "hardware"
+// latencies of its ring: by LL, NVLink 0.6 us, PCI 1 us, network 2.7 us; by
+// the simple protocol 3.4, 5.7 and 14 us) plus its base launch latency once
+// per collective. A step's messages travel by the step's protocol: an LL
+// message pays the low latency and carries its payload in half of every
+// line, so it moves at half the bandwidth; an LL step's message larger than
+// the runtime sends by LL (LLMaxBytes) goes by the simple protocol, as in the
+// runtime. Without a topology every pair gets DefaultLink. Local copies and
+// reductions run at NCCL's LOC bandwidth.
 //
 // --explain predicts every library algorithm and variant at every tabulated
 // size and chunk factor, so the simulation is built to be cheap: which step
@@ -48,8 +50,12 @@ namespace cclc::cost {
 /// NCCL's base latency of a collective launch (ring, LL protocol), in us.
 constexpr double LaunchLatencyUs = 6.6;
 
-/// The latency of one message over a path of this type, in us.
-double linkLatencyUs(topo::PathType Type);
+/// The latency of one message over a path of this type by protocol P, in us.
+double linkLatencyUs(topo::PathType Type, sched::Protocol P);
+
+/// The share of a link's bandwidth an LL message's payload gets: half of
+/// every line it writes is flags.
+constexpr double LLBandwidthShare = 0.5;
 
 /// The message size nccl-tests reports for a schedule: the larger of the
 /// input and output buffers, in bytes, for a per-unit size of UnitBytes.
@@ -62,6 +68,9 @@ struct Prediction {
   double AlgBwGBs = 0; ///< Bytes / time.
   double BusBwGBs = 0; ///< AlgBw * busBwFactor.
   int32_t ChunkFactor = 1; ///< The chunking pass's factor that gave this time.
+  /// The protocol of the schedule that gave this time: its steps' one
+  /// protocol (what the protocol pass gives them).
+  sched::Protocol Proto = sched::Protocol::Simple;
 };
 
 /// Chunk factors predict() tries: 1, 2, 4, ..., MaxChunkFactor.
@@ -93,9 +102,10 @@ private:
   float ChannelBwGBs;
 };
 
-/// For every size, the prediction of the fastest factor of PerFactor (what
-/// predictEachFactor returns). Ties go to the smaller factor.
-std::vector<Prediction> fastestFactor(const std::vector<std::vector<Prediction>> &PerFactor);
+/// For every size, the fastest of Curves' predictions (what
+/// predictEachFactor returns, or several such lists one after the other).
+/// Ties go to the curve listed first.
+std::vector<Prediction> fastestOf(const std::vector<std::vector<Prediction>> &Curves);
 
 /// The sizes --explain tabulates: 1 KiB to 1 GiB in powers of 4.
 std::vector<uint64_t> explainSizes();

@@ -4,9 +4,10 @@
 #include "plan/Assert.h"
 
 #include <algorithm>
-#include <tuple>
 #include <cstdio>
 #include <ostream>
+#include <tuple>
+#include <utility>
 
 namespace cclc::cost {
 
@@ -20,11 +21,12 @@ template <typename... Args> static std::string format(const char *Fmt, Args... V
 void printPredictions(const std::string &Algorithm, const std::string &Target,
                       const std::vector<Prediction> &Points, std::ostream &OS) {
   OS << "explain: " << Algorithm << " on " << Target << "\n";
-  OS << format("%10s %12s %12s %12s %7s\n", "size", "time(us)", "algbw(GB/s)", "busbw(GB/s)",
-               "chunks");
+  OS << format("%10s %12s %12s %12s %7s %9s\n", "size", "time(us)", "algbw(GB/s)",
+               "busbw(GB/s)", "chunks", "protocol");
   for (const Prediction &P : Points)
-    OS << format("%10s %12.2f %12.2f %12.2f %7d\n", plan::formatBytes(P.Bytes).c_str(), P.TimeUs,
-                 P.AlgBwGBs, P.BusBwGBs, P.ChunkFactor);
+    OS << format("%10s %12.2f %12.2f %12.2f %7d %9s\n", plan::formatBytes(P.Bytes).c_str(),
+                 P.TimeUs, P.AlgBwGBs, P.BusBwGBs, P.ChunkFactor,
+                 std::string(plan::protocolName(P.Proto)).c_str());
 }
 
 /// Index of the fastest curve at size Point; ties go to the first listed.
@@ -127,8 +129,9 @@ size_t chooseVariant(const std::vector<Variant> &Variants, const SizeWindow &W) 
     if (Worst[V] > Least * 1.01)
       continue;
     if (Chosen == Variants.size() ||
-        std::tie(Variants[V].Channels, Variants[V].ChunkFactor) <
-            std::tie(Variants[Chosen].Channels, Variants[Chosen].ChunkFactor))
+        std::tie(Variants[V].Channels, Variants[V].ChunkFactor, Variants[V].Proto) <
+            std::tie(Variants[Chosen].Channels, Variants[Chosen].ChunkFactor,
+                     Variants[Chosen].Proto))
       Chosen = V;
   }
   return Chosen;
@@ -137,23 +140,24 @@ size_t chooseVariant(const std::vector<Variant> &Variants, const SizeWindow &W) 
 void printVariants(const std::vector<Variant> &Variants, size_t Chosen, const SizeWindow &W,
                    std::ostream &OS) {
   std::vector<double> Worst = worstSlowdowns(Variants, W);
-  std::vector<int32_t> Channels, Factors;
+  std::vector<std::pair<int32_t, sched::Protocol>> Rows;
+  std::vector<int32_t> Factors;
   for (const Variant &V : Variants) {
-    if (std::find(Channels.begin(), Channels.end(), V.Channels) == Channels.end())
-      Channels.push_back(V.Channels);
+    if (std::find(Rows.begin(), Rows.end(), std::pair(V.Channels, V.Proto)) == Rows.end())
+      Rows.emplace_back(V.Channels, V.Proto);
     if (std::find(Factors.begin(), Factors.end(), V.ChunkFactor) == Factors.end())
       Factors.push_back(V.ChunkFactor);
   }
   OS << "variants: worst time over the fastest variant, " << describeWindow(W) << "\n"
-     << format("%10s", "channels");
+     << format("%10s %8s", "channels", "protocol");
   for (int32_t F : Factors)
     OS << format(" %9s", ("chunks=" + std::to_string(F)).c_str());
   OS << "\n";
-  for (int32_t C : Channels) {
-    OS << format("%10d", C);
+  for (auto [C, Proto] : Rows) {
+    OS << format("%10d %8s", C, std::string(plan::protocolName(Proto)).c_str());
     for (int32_t F : Factors) {
       auto It = std::find_if(Variants.begin(), Variants.end(), [&](const Variant &V) {
-        return V.Channels == C && V.ChunkFactor == F;
+        return V.Channels == C && V.ChunkFactor == F && V.Proto == Proto;
       });
       OS << (It == Variants.end()
                  ? format(" %9s", "-")
@@ -163,7 +167,8 @@ void printVariants(const std::vector<Variant> &Variants, size_t Chosen, const Si
   }
   const Variant &V = Variants[Chosen];
   OS << "choice: " << V.Channels << (V.Channels == 1 ? " channel" : " channels")
-     << ", chunk factor " << V.ChunkFactor << "\n";
+     << ", chunk factor " << V.ChunkFactor << ", " << plan::protocolName(V.Proto)
+     << " protocol\n";
 }
 
 } // namespace cclc::cost

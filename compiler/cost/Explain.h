@@ -1,8 +1,8 @@
 //===- Explain.h - What the cost model says, for people ---------*- C++ -*-===//
 //
 // `cclc compile --explain` prints the cost model's predictions for the
-// compiled schedule (time, algorithm and bus bandwidth, chunk factor per
-// message size, in nccl-tests' units), then the same collective's library
+// compiled schedule (time, algorithm and bus bandwidth, chunk factor and
+// protocol per message size, in nccl-tests' units), then the same collective's library
 // algorithms side by side on the same target, where they cross over, and the
 // message-size window in which the compiled algorithm is the best choice -
 // the window the plan records for the runtime's choice by size.
@@ -47,10 +47,11 @@ struct SizeWindow {
 std::string describeWindow(const SizeWindow &W);
 
 /// One way to run an algorithm: on Channels channels, every chunk split in
-/// ChunkFactor, with its predicted time at each size.
+/// ChunkFactor, its messages by Proto, with its predicted time at each size.
 struct Variant {
   int32_t Channels = 1;
   int32_t ChunkFactor = 1;
+  sched::Protocol Proto = sched::Protocol::Simple;
   std::vector<Prediction> Points;
 };
 
@@ -60,13 +61,13 @@ bool inWindow(const SizeWindow &W, uint64_t Bytes);
 /// The variant a plan for window W runs: the one whose worst slowdown, over
 /// the fastest variant at each tabulated size inside W, is least. Variants
 /// within 1% of it count as equal and go to the fewest channels, then the
-/// smallest factor: a channel is a thread block on a GPU and a thread on the
-/// host, which the rest of the job would rather have. All variants share
-/// the sizes.
+/// smallest factor, then the simple protocol: a channel is a thread block on
+/// a GPU and a thread on the host, which the rest of the job would rather
+/// have, and LL writes twice the bytes. All variants share the sizes.
 size_t chooseVariant(const std::vector<Variant> &Variants, const SizeWindow &W);
 
-/// Every variant's worst slowdown in W, one row per channel count and one
-/// column per chunk factor, then the choice.
+/// Every variant's worst slowdown in W, one row per channel count and
+/// protocol and one column per chunk factor, then the choice.
 void printVariants(const std::vector<Variant> &Variants, size_t Chosen, const SizeWindow &W,
                    std::ostream &OS);
 

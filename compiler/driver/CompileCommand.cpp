@@ -15,6 +15,7 @@
 
 #include "compiler/codegen/KernelEmit.h"
 #include "compiler/cost/Explain.h"
+#include "compiler/passes/ProtocolSelection.h"
 #include "compiler/Compile.h"
 #include "compiler/topology/Machine.h"
 #include "dsl/Frontend.h"
@@ -50,30 +51,60 @@ struct CompileOptions {
   bool Explain = false;
   /// Where --explain finds the library algorithms to compare with.
   std::string Algorithms = defaultAlgorithmsDir();
-  /// Whether --channels and --chunks-factor were given: what is not given,
-  /// --explain chooses.
+  /// Whether --channels, --chunks-factor and --protocol were given: what is
+  /// not given, --explain chooses.
   bool ChannelsGiven = false;
   bool ChunksGiven = false;
+  bool ProtocolGiven = false;
   /// --max-memory: the address space the compile may use (0: no budget).
   uint64_t MaxMemory = defaultMemoryBudget();
 };
 
-/// What --explain chose for the plan: the channels and chunk factor of the
-/// variant the cost model finds best in the plan's window.
+/// What --explain chose for the plan: the channels, chunk factor and
+/// protocol of the variant the cost model finds best in the plan's window.
 struct VariantChoice {
   int32_t Channels = 1;
   int32_t ChunkFactor = 1;
+  sched::Protocol Proto = sched::Protocol::Simple;
 };
+
+/// The protocols --explain weighs: the one --protocol gives, else every one.
+std::vector<sched::Protocol> openProtocols(const CompileOptions &Opts) {
+  if (Opts.ProtocolGiven)
+    return {Opts.Build.Pipeline.Proto};
+  auto All = plan::allProtocols();
+  return {All.begin(), All.end()};
+}
+
+/// The cost model's predictions of S for every chunk factor
+/// (CostModel::predictEachFactor) with its messages by each of Protocols, as
+/// the protocol pass would send them, one list after the other. A protocol
+/// no step of S could take (every step names its primitive) is left out.
+std::vector<std::vector<cost::Prediction>>
+predictEachVariant(const cost::CostModel &Model, const sched::Schedule &S,
+                   const std::vector<sched::Protocol> &Protocols,
+                   const std::vector<uint64_t> &Sizes) {
+  std::vector<std::vector<cost::Prediction>> Lists;
+  for (sched::Protocol P : Protocols) {
+    sched::Schedule Sent = S;
+    if (passes::selectProtocol(Sent, P).Steps == 0 && P != sched::Protocol::Simple)
+      continue;
+    for (std::vector<cost::Prediction> &Points : Model.predictEachFactor(Sent, Sizes))
+      Lists.push_back(std::move(Points));
+  }
+  return Lists;
+}
 
 /// The variants of Algo whose choice is left to the cost model, predicted
 /// at Sizes: a flat algorithm on 1, 2, 4, ... and all of the target's ring
 /// channels unless --channels fixes them, every chunk factor unless
-/// --chunks-factor fixes it. Variants that fail to build are left out. S,
-/// built with Opts, and SPerFactor, its predictions, stand for the variant
-/// they equal; the others share one instantiation and differ in the passes.
+/// --chunks-factor fixes it, every protocol unless --protocol fixes it.
+/// Variants that fail to build are left out. S, built with Opts, and
+/// SPredictions, its predictEachVariant, stand for the variants they equal;
+/// the others share one instantiation and differ in the passes.
 std::vector<cost::Variant>
 buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
-              const std::vector<std::vector<cost::Prediction>> &SPerFactor,
+              const std::vector<std::vector<cost::Prediction>> &SPredictions,
               const target::Target &Target, const CompileOptions &Opts,
               const std::vector<uint64_t> &Sizes, SourceManager &SM) {
   std::vector<int32_t> ChannelCounts = {S.NChannels};
@@ -97,11 +128,11 @@ buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
     Build.Pipeline.Stats = false;
     if (!Opts.ChunksGiven)
       Build.Pipeline.ChunksFactor = 1;
-    std::vector<std::vector<cost::Prediction>> PerFactor;
+    std::vector<std::vector<cost::Prediction>> PerVariant;
     if (compiler::pipelineChannels(Build, Target) ==
             compiler::pipelineChannels(Opts.Build, Target) &&
         Build.Pipeline.ChunksFactor == Opts.Build.Pipeline.ChunksFactor) {
-      PerFactor = SPerFactor;
+      PerVariant = SPredictions;
     } else {
       if (!Instantiated)
         Instantiated = compiler::instantiateSchedule(Algo, Target, Build, Quiet);
@@ -110,14 +141,14 @@ buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
       sched::Schedule Built = *Instantiated;
       if (!compiler::optimizeSchedule(Built, Target, Build, Discard, Quiet))
         continue;
-      PerFactor = Model.predictEachFactor(Built, Sizes);
+      PerVariant = predictEachVariant(Model, Built, openProtocols(Opts), Sizes);
     }
-    // A factor given on the command line is already in the schedule.
-    if (Opts.ChunksGiven)
-      PerFactor.resize(1);
-    for (std::vector<cost::Prediction> &Points : PerFactor) {
+    for (std::vector<cost::Prediction> &Points : PerVariant) {
+      // A factor given on the command line is already in the schedule.
+      if (Opts.ChunksGiven && Points[0].ChunkFactor != 1)
+        continue;
       int32_t Factor = Opts.ChunksGiven ? Build.Pipeline.ChunksFactor : Points[0].ChunkFactor;
-      Variants.push_back({Channels, Factor, std::move(Points)});
+      Variants.push_back({Channels, Factor, Points[0].Proto, std::move(Points)});
     }
   }
   return Variants;
@@ -125,16 +156,19 @@ buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
 
 /// --explain: the cost model's table for S, then S against the library's
 /// algorithms of the same collective on the same target (those that compile
-/// for it); the sizes where S wins become the plan's size window. Then the
-/// variants of Algo (channels, chunk factor) the cost model may choose
-/// among, and the choice for that window. The tables go to OS.
+/// for it), each at its fastest chunk factor and protocol; the sizes where S
+/// wins become the plan's size window. Then the variants of Algo (channels,
+/// chunk factor, protocol) the cost model may choose among, and the choice
+/// for that window. The tables go to OS.
 std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Schedule &S,
                                      const target::Target &Target, const CompileOptions &Opts,
                                      SourceManager &SM, plan::PlanInfo &Info, std::ostream &OS) {
   cost::CostModel Model(Target);
   std::vector<uint64_t> Sizes = cost::explainSizes();
-  std::vector<std::vector<cost::Prediction>> PerFactor = Model.predictEachFactor(S, Sizes);
-  std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, cost::fastestFactor(PerFactor)}};
+  const std::vector<sched::Protocol> Protocols = openProtocols(Opts);
+  std::vector<std::vector<cost::Prediction>> PerVariant =
+      predictEachVariant(Model, S, Protocols, Sizes);
+  std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, cost::fastestOf(PerVariant)}};
   cost::printPredictions(S.Algorithm, Target.Description, Curves[0].Points, OS);
 
   // Library algorithms that do not fit this target are left out silently, and
@@ -151,7 +185,8 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
       continue;
     if (std::optional<sched::Schedule> Built =
             compiler::buildSchedule(*Other.Algo, Target, LibraryOpts.Build, Discard, Quiet))
-      Curves.push_back({Built->Algorithm, Model.predict(*Built, Sizes)});
+      Curves.push_back(
+          {Built->Algorithm, cost::fastestOf(predictEachVariant(Model, *Built, Protocols, Sizes))});
   }
   // The window the variants are judged in: where S is the fastest, else
   // every size.
@@ -171,12 +206,14 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
       OS << "window: " << S.Algorithm << " is never the fastest; the plan keeps every size\n";
     }
   }
-  std::vector<cost::Variant> Variants = buildVariants(Algo, S, PerFactor, Target, Opts, Sizes, SM);
+  std::vector<cost::Variant> Variants =
+      buildVariants(Algo, S, PerVariant, Target, Opts, Sizes, SM);
   if (Variants.size() < 2)
     return std::nullopt;
   size_t Chosen = cost::chooseVariant(Variants, Window);
   cost::printVariants(Variants, Chosen, Window, OS);
-  return VariantChoice{Variants[Chosen].Channels, Variants[Chosen].ChunkFactor};
+  const cost::Variant &V = Variants[Chosen];
+  return VariantChoice{V.Channels, V.ChunkFactor, V.Proto};
 }
 
 /// The spellings of every value of an enumeration, for CLI11's IsMember.
@@ -279,10 +316,12 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
     std::optional<VariantChoice> Choice =
         explain(*Algo, *Schedule, Target, Opts, SM, Info, OutputOnStdout ? std::cerr : std::cout);
     if (Choice && (Choice->Channels != Schedule->NChannels ||
-                   Choice->ChunkFactor != Opts.Build.Pipeline.ChunksFactor)) {
+                   Choice->ChunkFactor != Opts.Build.Pipeline.ChunksFactor ||
+                   Choice->Proto != Opts.Build.Pipeline.Proto)) {
       compiler::BuildOptions Chosen = Build;
       Chosen.Channels = Choice->Channels;
       Chosen.Pipeline.ChunksFactor = Choice->ChunkFactor;
+      Chosen.Pipeline.Proto = Choice->Proto;
       Schedule = compiler::buildSchedule(*Algo, Target, Chosen, std::cerr, Diags);
       if (!Schedule)
         return 1;
@@ -371,13 +410,14 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                       "Channels a flat algorithm runs on (default: the target's ring channels, "
                       "or with --explain the cost model's choice)")
           ->check(CLI::Range(1, int(plan::MaxChannels)));
-  Cmd->add_option_function<std::string>(
+  CLI::Option *ProtocolOption = Cmd->add_option_function<std::string>(
          "--protocol",
          [Opts](const std::string &Text) {
            Opts->Build.Pipeline.Proto = *plan::parseProtocol(Text);
          },
          "How the plan's messages travel: simple, or ll (a flag in every 16-byte line, for "
-         "small messages on GPUs; host executors run it as simple)")
+         "small messages on GPUs; host executors run it as simple). Default: simple, or "
+         "with --explain the cost model's choice")
       ->check(CLI::IsMember(spellings(plan::allProtocols(), plan::protocolName)))
       ->default_str("simple");
   std::vector<std::string> PassNames = passes::passNames();
@@ -396,8 +436,8 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->add_flag("--explain", Opts->Explain,
                 "Print predicted time and bandwidth per message size, compare with the "
                 "library's algorithms of the same collective, record in the plan the "
-                "sizes where this algorithm is the fastest, and compile the channels and "
-                "chunk factor the cost model predicts fastest there");
+                "sizes where this algorithm is the fastest, and compile the channels, "
+                "chunk factor and protocol the cost model predicts fastest there");
   Cmd->add_option("--algorithms", Opts->Algorithms,
                   "Library algorithms --explain compares with")
       ->capture_default_str();
@@ -419,9 +459,10 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
   Cmd->add_flag("--stats", Opts->Build.Pipeline.Stats,
                 "Print what every pass did, and how long reading the template library took, to "
                 "stderr");
-  Cmd->callback([Cmd, Topo, NRanks, Chunks, Channels, Opts, &Common, &ExitCode] {
+  Cmd->callback([Cmd, Topo, NRanks, Chunks, Channels, ProtocolOption, Opts, &Common, &ExitCode] {
     Opts->ChunksGiven = Chunks->count() > 0;
     Opts->ChannelsGiven = Channels->count() > 0;
+    Opts->ProtocolGiven = ProtocolOption->count() > 0;
     if (!*NRanks)
       Opts->Target.Topo = topologyFileOrEnvironment(Opts->Target.Topo, "--topo");
     if (!*NRanks && Opts->Target.Topo.empty())

@@ -24,6 +24,12 @@ ROOTED = {"broadcast", "reduce"}
 #: Above this size, rooted collectives are compiled for root 0 only; the
 #: runtime serves other roots with its built-in ring.
 MAX_ROOTED_RANKS = 64
+#: How every library plan is compiled: with the size window where the cost
+#: model predicts it is the fastest, and the simple protocol, since the
+#: group's calls run on the host, whose executors send every message the
+#: simple way (LL's lower latency is a GPU's; predicted for a host, it would
+#: favour algorithms of small messages that the host does not run faster).
+COMPILE_OPTIONS = ("--emit=json", "--explain", "--protocol", "simple")
 
 
 def plan_files(world_size: int) -> List[str]:
@@ -49,11 +55,12 @@ def cache_root() -> Path:
 def library_key() -> str:
     """What the cached plans depend on besides the rank count: the package's
     version, its compiler (size and time of last change: a rebuilt or
-    reinstalled compiler may compile differently under the same version) and
-    the text of every algorithm of the library."""
+    reinstalled compiler may compile differently under the same version), the
+    options it compiles with, and the text of every algorithm of the library."""
     digest = hashlib.sha256()
     compiler = COMPILER.stat()
     digest.update(f"{compiler.st_size}:{compiler.st_mtime_ns}".encode())
+    digest.update("\0".join(COMPILE_OPTIONS).encode())
     for source in sorted(ALGORITHMS.glob("*.ccl")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     return f"plans-{__version__}-{digest.hexdigest()[:16]}"
@@ -102,7 +109,7 @@ def compile_library(world_size: int, out: Path) -> None:
 def compile_plan(source: Path, world_size: int, root: int, output: Path) -> str:
     """Compiles one plan; the compiler's diagnostics when it cannot."""
     command = [str(COMPILER), "compile", str(source), "--nranks", str(world_size),
-               "--root", str(root), "--emit=json", "--explain", "--algorithms", str(ALGORITHMS),
+               "--root", str(root), *COMPILE_OPTIONS, "--algorithms", str(ALGORITHMS),
                "-o", str(output)]
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           timeout=300)
