@@ -14,10 +14,10 @@ ChannelPool::~ChannelPool() {
     T.join();
 }
 
-const std::vector<std::exception_ptr> &ChannelPool::run(int Channels,
-                                                        const std::function<void(int)> &Run) {
+const std::vector<std::exception_ptr> &ChannelPool::run(int Channels, ChannelJob Run) {
   if (Channels == 1) {
-    Errors.assign(1, nullptr);
+    Errors.resize(1);
+    Errors[0] = nullptr;
     try {
       Run(0);
     } catch (...) {
@@ -60,7 +60,7 @@ void ChannelPool::work(int Channel) {
     Seen = Generation;
     if (Channel >= NChannels)
       continue;
-    const std::function<void(int)> *Run = Job;
+    const ChannelJob *Run = Job;
     Guard.unlock();
     std::exception_ptr Error;
     try {

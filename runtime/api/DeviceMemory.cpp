@@ -16,6 +16,7 @@
 
 #include "runtime/api/Gpu.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -161,19 +162,23 @@ int memoryTypeInActiveContext(const Driver &D, const void *P, unsigned &Type) {
 
 } // namespace
 
-bool isDeviceMemory(const void *P) {
-  if (!P)
+bool anyDeviceMemory(std::initializer_list<const void *> Pointers) {
+  if (std::all_of(Pointers.begin(), Pointers.end(), [](const void *P) { return !P; }))
     return false;
   const Driver *D = loadedDriver();
   if (!D)
     return false;
-  // An uninitialised driver answers CUDA_ERROR_NOT_INITIALIZED, and host
-  // memory that CUDA does not know an error too: both are host buffers.
-  unsigned Type = 0;
-  int Result = memoryType(*D, P, Type);
-  if (Result == CudaInvalidContext)
-    Result = memoryTypeInActiveContext(*D, P, Type);
-  return Result == CudaSuccess && Type == MemoryTypeDevice;
+  return std::any_of(Pointers.begin(), Pointers.end(), [&](const void *P) {
+    if (!P)
+      return false;
+    // An uninitialised driver answers CUDA_ERROR_NOT_INITIALIZED, and host
+    // memory that CUDA does not know an error too: both are host buffers.
+    unsigned Type = 0;
+    int Result = memoryType(*D, P, Type);
+    if (Result == CudaInvalidContext)
+      Result = memoryTypeInActiveContext(*D, P, Type);
+    return Result == CudaSuccess && Type == MemoryTypeDevice;
+  });
 }
 
 } // namespace cclc::runtime

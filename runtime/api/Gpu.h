@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,8 +108,11 @@ std::unique_ptr<GpuContext> createGpuContext(net::Bootstrap &Boot, const std::st
 std::vector<KernelEntry> cudaKernelEntries(const void *Infos, size_t Count);
 
 /// True when the CUDA driver, if this process has loaded and initialised
-/// it, says that P points into device memory. Never loads or initialises
-/// CUDA: where the driver is not in use, no memory is a device's.
-bool isDeviceMemory(const void *P);
+/// it, says that one of Pointers (nulls aside) points into device memory.
+/// Never loads or initialises CUDA: where the driver is not in use, no
+/// memory is a device's. A call asks once for all its buffers, since asking
+/// whether the driver is loaded takes the loader's lock.
+bool anyDeviceMemory(std::initializer_list<const void *> Pointers);
+inline bool isDeviceMemory(const void *P) { return anyDeviceMemory({P}); }
 
 } // namespace cclc::runtime

@@ -142,7 +142,7 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   if (R.Count == 0)
     return;
 
-  R.Where = Stream || (U.Send && isDeviceMemory(Send)) || (U.Recv && isDeviceMemory(Recv))
+  R.Where = Stream || anyDeviceMemory({U.Send ? Send : nullptr, U.Recv ? Recv : nullptr})
                 ? Target::Gpu
                 : Target::Host;
   // Refusals leave the communicator working: nothing was sent or enqueued.

@@ -78,7 +78,7 @@ void Communicator::checkPeerOp(const PeerOp &Op, const void *Stream) const {
   if (Op.Count && Receives && !Op.Recv)
     Refuse(cclcInvalidArgument, "recvbuff is null with a count of " + std::to_string(Op.Count) +
                                     "; pass a buffer of " + Extent + " elements");
-  if (Stream || (Sends && isDeviceMemory(Op.Send)) || (Receives && isDeviceMemory(Op.Recv)))
+  if (Stream || anyDeviceMemory({Sends ? Op.Send : nullptr, Receives ? Op.Recv : nullptr}))
     Refuse(cclcInvalidUsage, "sends, receives and alltoall run on the host only; pass host "
                              "buffers and a null stream");
   size_t Bytes = Op.Count * ElemBytes * Blocks;
