@@ -60,22 +60,44 @@ struct PrimitiveTable {
   }
 };
 
+/// The LL steps that only move a message, out of line once per element
+/// type: moving does not depend on the operator, so one instance serves all
+/// of them (Sum stands for any; every type has it).
+template <class T> struct MovedLL {
+  __device__ __noinline__ static void send(Outbox &Out, Slice<const T> Src) {
+    cuda::sendLL<T, Sum>(Out, Src);
+  }
+  __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst) {
+    cuda::recvLL<T, Sum>(In, Dst);
+  }
+  __device__ __noinline__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
+    cuda::recvCopySendLL<T, Sum>(In, Out, Dst);
+  }
+  __device__ __noinline__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src,
+                                               Slice<T> Dst) {
+    cuda::exchangeLL<T, Sum>(Out, In, Src, Dst);
+  }
+};
+
 /// The primitives of the LL protocol, for steps that take it; local steps
 /// are the same. They stay out of line: inlined into the step loop beside
 /// the simple ones, they would double the kernel that is already the
-/// runtime's slowest file to compile, for steps that move little data.
+/// runtime's slowest file to compile, for steps that move little data. The
+/// steps that reduce are out of line per operator, the others per element
+/// type (MovedLL).
 struct LowLatencyTable : PrimitiveTable {
-  template <class T, class Op> __device__ __noinline__ static void send(Outbox &Out, Slice<const T> Src) {
-    cuda::sendLL<T, Op>(Out, Src);
+  template <class T, class Op> __device__ static void send(Outbox &Out, Slice<const T> Src) {
+    MovedLL<T>::send(Out, Src);
   }
   template <class T, class Op>
-  __device__ __noinline__ static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &, Slice<T>) {
-    cuda::sendLL<T, Op>(Out, Src);
+  __device__ static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &, Slice<T>) {
+    MovedLL<T>::send(Out, Src);
   }
-  template <class T, class Op> __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst) {
-    cuda::recvLL<T, Op>(In, Dst);
+  template <class T, class Op> __device__ static void recv(Inbox &In, Slice<T> Dst) {
+    MovedLL<T>::recv(In, Dst);
   }
-  template <class T, class Op> __device__ __noinline__ static void recvReduce(Inbox &In, Slice<T> Acc) {
+  template <class T, class Op>
+  __device__ __noinline__ static void recvReduce(Inbox &In, Slice<T> Acc) {
     cuda::recvReduceLL<T, Op>(In, Acc);
   }
   template <class T, class Op>
@@ -83,16 +105,16 @@ struct LowLatencyTable : PrimitiveTable {
     cuda::recvReduceSendLL<T, Op>(In, Out, Acc);
   }
   template <class T, class Op>
-  __device__ __noinline__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-    cuda::recvCopySendLL<T, Op>(In, Out, Dst);
+  __device__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
+    MovedLL<T>::recvCopySend(In, Out, Dst);
   }
   template <class T, class Op>
-  __device__ __noinline__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
-    cuda::exchangeLL<T, Op>(Out, In, Src, Dst);
+  __device__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+    MovedLL<T>::exchange(Out, In, Src, Dst);
   }
   template <class T, class Op>
   __device__ __noinline__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
-                                        Slice<T> Acc) {
+                                                     Slice<T> Acc) {
     cuda::exchangeReduceLL<T, Op>(Out, In, Src, Acc);
   }
 };
