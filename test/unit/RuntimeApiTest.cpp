@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AllocationCount.h"
 #include "RuntimeTestSupport.h"
 
 #include "runtime/api/Algorithms.h"
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <vector>
 
 namespace cclc::test {
 namespace {
@@ -231,6 +233,26 @@ TEST_F(OneRank, AsyncErrorOfAHostCommunicatorIsSuccess) {
   EXPECT_EQ(Async, cclcSuccess);
   expectError(cclcCommGetAsyncError(Comm, nullptr), cclcInvalidArgument, "asyncError is null");
   expectError(cclcCommGetAsyncError(nullptr, &Async), cclcInvalidArgument, "comm is null");
+}
+
+// A call that runs on one channel takes no lock beyond the communicator's,
+// allocates nothing once its buffers are cached, and builds no string.
+TEST_F(OneRank, RepeatedHostCallsAllocateNothing) {
+  std::vector<float> In(64, 1.0f), Out(64);
+  auto Call = [&] {
+    EXPECT_EQ(cclcAllReduce(In.data(), Out.data(), In.size(), cclcFloat32, cclcSum, Comm, nullptr),
+              cclcSuccess)
+        << cclcGetLastError(Comm);
+    EXPECT_EQ(cclcBroadcast(In.data(), Out.data(), In.size(), cclcFloat32, 0, Comm, nullptr),
+              cclcSuccess)
+        << cclcGetLastError(Comm);
+  };
+  Call();
+  AllocationCount Counted;
+  for (int I = 0; I < 100; ++I)
+    Call();
+  EXPECT_EQ(Counted.stop(), 0);
+  EXPECT_EQ(Out, In);
 }
 
 TEST_F(OneRank, CudaKernelTablesAreChecked) {
