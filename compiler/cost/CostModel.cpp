@@ -3,6 +3,7 @@
 #include "compiler/cost/CostModel.h"
 #include "common/Protocol.h"
 #include "compiler/passes/Chunking.h"
+#include "compiler/passes/ProtocolSelection.h"
 #include "compiler/topology/System.h"
 #include "plan/Assert.h"
 
@@ -52,11 +53,13 @@ struct SimStep {
 };
 
 /// A send's cost: its path and protocol (which give alpha), and what beta
-/// multiplies.
+/// multiplies. An Open send takes the protocol a simulation is asked for,
+/// as the protocol pass would give it; the others keep their step's.
 struct SendCost {
   int32_t Chunks = 0;
   PathType Path = PathType::LOC;
   sched::Protocol Proto = sched::Protocol::Simple;
+  bool Open = false;
   double Bw = 0; ///< Bytes per us.
   auto operator<=>(const SendCost &) const = default;
 };
@@ -165,7 +168,7 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
         int32_t To = St.sendTarget();
         Sim.SendConn = connection(R, To, C);
         const RankLink &Link = Links.link(R, To);
-        SendCost Cost{St.sentSlice().Count, Link.Type, St.Proto,
+        SendCost Cost{St.sentSlice().Count, Link.Type, St.Proto, passes::takesProtocol(St),
                       Link.BwGBs * 1e3 / Sharers[static_cast<uint64_t>(R) * S.NRanks + To]};
         if (ChannelBw > 0)
           Cost.Bw = std::min(Cost.Bw, ChannelBw);
@@ -187,20 +190,24 @@ std::vector<std::vector<uint32_t>> SimProgram::pieces(int32_t Factor,
 }
 
 /// One run of the execution model with times attached, for several message
-/// sizes at once: which step moves when depends only on the order of
-/// messages, never on their sizes, so every time is a vector with one entry
-/// per size and each entry goes through the arithmetic a run for that size
-/// alone would do.
+/// sizes and protocols at once: which step moves when depends only on the
+/// order of messages, never on their sizes or protocols, so every time is a
+/// vector with one entry per column, a (protocol, size) pair, and each entry
+/// goes through the arithmetic a run for that size and protocol alone would
+/// do.
 class Simulation {
 public:
   /// P chunked by Factor: its lanes' steps split into pieces in the order
   /// Pieces gives, or, without pieces, left whole on the refined grid (what
   /// chunkSchedule makes). A piece moves as many chunks of the refined grid
   /// as its step did of the grid before; a whole step, Factor times as many.
+  /// The columns are Sizes for each of Protocols in turn, the open sends
+  /// (SendCost::Open) by that protocol; without Protocols, Sizes with every
+  /// send by its step's protocol.
   Simulation(const SimProgram &P, int32_t Factor, const std::vector<std::vector<uint32_t>> *Pieces,
-             const std::vector<uint64_t> &Sizes);
+             const std::vector<uint64_t> &Sizes, std::span<const sched::Protocol> Protocols);
 
-  /// Per size, the time the last rank finishes, in us, without launch
+  /// Per column, the time the last rank finishes, in us, without launch
   /// latency.
   std::vector<double> run();
 
@@ -266,21 +273,27 @@ private:
 
 Simulation::Simulation(const SimProgram &P, int32_t Factor,
                        const std::vector<std::vector<uint32_t>> *Pieces,
-                       const std::vector<uint64_t> &Sizes)
-    : P(P), Pieces(Pieces), K(Sizes.size()), Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * K, 0.0),
+                       const std::vector<uint64_t> &Sizes,
+                       std::span<const sched::Protocol> Protocols)
+    : P(P), Pieces(Pieces), K(Sizes.size() * std::max<size_t>(Protocols.size(), 1)),
+      Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * K, 0.0),
       Connections(P.SenderLane.size()), Arrivals(P.SenderLane.size() * P.BufferSlots * K),
       Consumptions(P.SenderLane.size() * P.BufferSlots * K), ThisSweep((P.Lanes.size() + 63) / 64),
       NextSweep((P.Lanes.size() + 63) / 64) {
   const int32_t Scale = Pieces ? 1 : Factor;
   std::vector<double> ChunkBytes;
-  for (uint64_t Bytes : Sizes)
-    ChunkBytes.push_back(static_cast<double>(Bytes) / P.Units / (P.ChunksPerUnit * Factor));
+  for (size_t Column = 0; Column < K; ++Column)
+    ChunkBytes.push_back(static_cast<double>(Sizes[Column % Sizes.size()]) / P.Units /
+                         (P.ChunksPerUnit * Factor));
   for (const SendCost &Cost : P.Sends)
-    for (double Bytes : ChunkBytes) {
-      double Message = Cost.Chunks * Scale * Bytes;
-      bool LL = Cost.Proto == sched::Protocol::LL && Message <= double(kern::LLMaxBytes);
-      SendTimes.push_back(linkLatencyUs(Cost.Path, LL ? sched::Protocol::LL : sched::Protocol::Simple) +
-                          Message / (LL ? Cost.Bw * LLBandwidthShare : Cost.Bw));
+    for (size_t Column = 0; Column < K; ++Column) {
+      sched::Protocol Proto =
+          Cost.Open && !Protocols.empty() ? Protocols[Column / Sizes.size()] : Cost.Proto;
+      double Message = Cost.Chunks * Scale * ChunkBytes[Column];
+      bool LL = Proto == sched::Protocol::LL && Message <= double(kern::LLMaxBytes);
+      SendTimes.push_back(
+          linkLatencyUs(Cost.Path, LL ? sched::Protocol::LL : sched::Protocol::Simple) +
+          Message / (LL ? Cost.Bw * LLBandwidthShare : Cost.Bw));
     }
   for (int32_t Chunks : P.Locals)
     for (double Bytes : ChunkBytes)
@@ -425,28 +438,32 @@ std::vector<double> Simulation::run() {
   return End;
 }
 
-/// Predictions at Sizes of P's schedule chunked by Factor into Pieces (see
-/// Simulation).
-std::vector<Prediction> predictions(const SimProgram &P, int32_t Factor,
-                                    const std::vector<std::vector<uint32_t>> *Pieces,
-                                    double BusFactor, sched::Protocol Proto,
-                                    const std::vector<uint64_t> &Sizes) {
-  std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes).run();
-  std::vector<Prediction> Points;
-  for (size_t I = 0; I < Sizes.size(); ++I) {
-    double Time = LaunchLatencyUs + Ends[I];
-    double AlgBw = static_cast<double>(Sizes[I]) / (Time * 1e3);
-    Points.push_back({Sizes[I], Time, AlgBw, AlgBw * BusFactor, Factor, Proto});
+/// Predictions at Sizes of P's schedule chunked by Factor into Pieces, one
+/// list for each of Protocols, or, without Protocols, one list of the steps'
+/// own protocols, labelled Own (see Simulation).
+void predictions(const SimProgram &P, int32_t Factor,
+                 const std::vector<std::vector<uint32_t>> *Pieces, double BusFactor,
+                 const std::vector<uint64_t> &Sizes, std::span<const sched::Protocol> Protocols,
+                 sched::Protocol Own, std::vector<std::vector<Prediction>> &Out) {
+  std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes, Protocols).run();
+  for (size_t Column = 0; Column < Ends.size(); ++Column) {
+    if (Column % Sizes.size() == 0)
+      Out.emplace_back();
+    uint64_t Bytes = Sizes[Column % Sizes.size()];
+    double Time = LaunchLatencyUs + Ends[Column];
+    double AlgBw = static_cast<double>(Bytes) / (Time * 1e3);
+    sched::Protocol Proto = Protocols.empty() ? Own : Protocols[Column / Sizes.size()];
+    Out.back().push_back({Bytes, Time, AlgBw, AlgBw * BusFactor, Factor, Proto});
   }
-  return Points;
 }
 
-/// Whether a step of S sends by P.
-bool sendsBy(const Schedule &S, sched::Protocol P) {
+/// Whether a step of S sends by P, or, with P unset, takes the protocol the
+/// protocol pass gives.
+bool anySend(const Schedule &S, std::optional<sched::Protocol> P) {
   for (const sched::RankProgram &Rank : S.Ranks)
     for (const sched::ChannelProgram &Channel : Rank.Channels)
       for (const Step &St : Channel.Steps)
-        if (sched::opSends(St.Op) && St.Proto == P)
+        if (sched::opSends(St.Op) && (P ? St.Proto == *P : passes::takesProtocol(St)))
           return true;
   return false;
 }
@@ -455,26 +472,29 @@ bool sendsBy(const Schedule &S, sched::Protocol P) {
 
 double CostModel::simulate(const Schedule &S, uint64_t Bytes) const {
   SimProgram Program(S, passes::PipelinePlanner(S), Links, ChannelBwGBs);
-  return LaunchLatencyUs + Simulation(Program, 1, nullptr, {Bytes}).run().front();
+  return LaunchLatencyUs + Simulation(Program, 1, nullptr, {Bytes}, {}).run().front();
 }
 
 std::vector<std::vector<Prediction>>
-CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Sizes) const {
+CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Sizes,
+                             std::span<const sched::Protocol> Protocols) const {
   std::vector<std::vector<Prediction>> PerFactor;
   int32_t Largest = std::min(MaxChunkFactor, passes::maxChunkingFactor(S));
   double BusFactor = plan::busBwFactor(S.Collective, S.NRanks);
   passes::PipelinePlanner Planner(S);
   SimProgram Program(S, Planner, Links, ChannelBwGBs);
-  const sched::Protocol Proto = sendsBy(S, sched::Protocol::LL) ? sched::Protocol::LL
-                                                                : sched::Protocol::Simple;
-  PerFactor.push_back(predictions(Program, 1, nullptr, BusFactor, Proto, Sizes));
+  if (!Protocols.empty() && !anySend(S, std::nullopt))
+    Protocols = {};
+  const sched::Protocol Own =
+      anySend(S, sched::Protocol::LL) ? sched::Protocol::LL : sched::Protocol::Simple;
+  predictions(Program, 1, nullptr, BusFactor, Sizes, Protocols, Own, PerFactor);
   for (int32_t F = 2; F <= Largest; F *= 2) {
     std::optional<passes::PipelineStages> Stages = Planner.stages(F);
     std::optional<std::vector<std::vector<uint32_t>>> Pieces;
     if (Stages)
       Pieces = Program.pieces(F, *Stages);
-    PerFactor.push_back(
-        predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Proto, Sizes));
+    predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Sizes, Protocols, Own,
+                PerFactor);
   }
   return PerFactor;
 }

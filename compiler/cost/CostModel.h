@@ -26,14 +26,16 @@
 // reductions run at NCCL's LOC bandwidth.
 //
 // --explain predicts every library algorithm and variant at every tabulated
-// size and chunk factor, so the simulation is built to be cheap: which step
-// moves when depends only on the order of messages, never on their sizes, so
-// one run carries a time per size; a lane runs again only when a message
+// size, chunk factor and protocol, so the simulation is built to be cheap:
+// which step moves when depends only on the order of messages, never on
+// their sizes or protocols, so one run carries a time per size and protocol;
+// a lane runs again only when a message
 // arrives or leaves on a connection it waits on; a channel that repeats
 // another on other chunks is simulated once; and a chunk factor is simulated
 // from chunking's stages (passes::PipelinePlanner), without building the
-// chunked schedule. The figures are those of simulating each size, channel
-// and chunked schedule on its own, bit for bit.
+// chunked schedule, nor one per protocol. The figures are those of
+// simulating each size, channel and chunked schedule with its protocol on its
+// own, bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -43,6 +45,7 @@
 #include "compiler/target/Target.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace cclc::cost {
@@ -86,9 +89,13 @@ public:
 
   /// For every candidate chunk factor F (1, 2, 4, ..., up to what S allows
   /// and MaxChunkFactor), the prediction at every size of S chunked by F
-  /// (the chunking pass).
-  std::vector<std::vector<Prediction>> predictEachFactor(const sched::Schedule &S,
-                                                         const std::vector<uint64_t> &Sizes) const;
+  /// (the chunking pass). With Protocols, for every factor one list per
+  /// protocol P, of S as the protocol pass leaves it with P (a schedule
+  /// whose steps all name their primitive gets the one list of its own
+  /// protocols); without, S's steps keep theirs.
+  std::vector<std::vector<Prediction>>
+  predictEachFactor(const sched::Schedule &S, const std::vector<uint64_t> &Sizes,
+                    std::span<const sched::Protocol> Protocols = {}) const;
 
   /// For every size, the time of S chunked by the best factor. Ties go to
   /// the smaller factor.

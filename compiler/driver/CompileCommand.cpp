@@ -15,7 +15,6 @@
 
 #include "compiler/codegen/KernelEmit.h"
 #include "compiler/cost/Explain.h"
-#include "compiler/passes/ProtocolSelection.h"
 #include "compiler/Compile.h"
 #include "compiler/topology/Machine.h"
 #include "dsl/Frontend.h"
@@ -76,32 +75,14 @@ std::vector<sched::Protocol> openProtocols(const CompileOptions &Opts) {
   return {All.begin(), All.end()};
 }
 
-/// The cost model's predictions of S for every chunk factor
-/// (CostModel::predictEachFactor) with its messages by each of Protocols, as
-/// the protocol pass would send them, one list after the other. A protocol
-/// no step of S could take (every step names its primitive) is left out.
-std::vector<std::vector<cost::Prediction>>
-predictEachVariant(const cost::CostModel &Model, const sched::Schedule &S,
-                   const std::vector<sched::Protocol> &Protocols,
-                   const std::vector<uint64_t> &Sizes) {
-  std::vector<std::vector<cost::Prediction>> Lists;
-  for (sched::Protocol P : Protocols) {
-    sched::Schedule Sent = S;
-    if (passes::selectProtocol(Sent, P).Steps == 0 && P != sched::Protocol::Simple)
-      continue;
-    for (std::vector<cost::Prediction> &Points : Model.predictEachFactor(Sent, Sizes))
-      Lists.push_back(std::move(Points));
-  }
-  return Lists;
-}
-
 /// The variants of Algo whose choice is left to the cost model, predicted
 /// at Sizes: a flat algorithm on 1, 2, 4, ... and all of the target's ring
 /// channels unless --channels fixes them, every chunk factor unless
 /// --chunks-factor fixes it, every protocol unless --protocol fixes it.
 /// Variants that fail to build are left out. S, built with Opts, and
-/// SPredictions, its predictEachVariant, stand for the variants they equal;
-/// the others share one instantiation and differ in the passes.
+/// SPredictions, its predictions for every factor and protocol left open,
+/// stand for the variants they equal; the others share one instantiation and
+/// differ in the passes.
 std::vector<cost::Variant>
 buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
               const std::vector<std::vector<cost::Prediction>> &SPredictions,
@@ -141,7 +122,7 @@ buildVariants(const dsl::Algorithm &Algo, const sched::Schedule &S,
       sched::Schedule Built = *Instantiated;
       if (!compiler::optimizeSchedule(Built, Target, Build, Discard, Quiet))
         continue;
-      PerVariant = predictEachVariant(Model, Built, openProtocols(Opts), Sizes);
+      PerVariant = Model.predictEachFactor(Built, Sizes, openProtocols(Opts));
     }
     for (std::vector<cost::Prediction> &Points : PerVariant) {
       // A factor given on the command line is already in the schedule.
@@ -167,7 +148,7 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
   std::vector<uint64_t> Sizes = cost::explainSizes();
   const std::vector<sched::Protocol> Protocols = openProtocols(Opts);
   std::vector<std::vector<cost::Prediction>> PerVariant =
-      predictEachVariant(Model, S, Protocols, Sizes);
+      Model.predictEachFactor(S, Sizes, Protocols);
   std::vector<cost::AlgorithmCurve> Curves = {{S.Algorithm, cost::fastestOf(PerVariant)}};
   cost::printPredictions(S.Algorithm, Target.Description, Curves[0].Points, OS);
 
@@ -186,7 +167,7 @@ std::optional<VariantChoice> explain(const dsl::Algorithm &Algo, const sched::Sc
     if (std::optional<sched::Schedule> Built =
             compiler::buildSchedule(*Other.Algo, Target, LibraryOpts.Build, Discard, Quiet))
       Curves.push_back(
-          {Built->Algorithm, cost::fastestOf(predictEachVariant(Model, *Built, Protocols, Sizes))});
+          {Built->Algorithm, cost::fastestOf(Model.predictEachFactor(*Built, Sizes, Protocols))});
   }
   // The window the variants are judged in: where S is the fastest, else
   // every size.

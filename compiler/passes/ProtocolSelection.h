@@ -27,6 +27,10 @@ struct ProtocolResult {
   std::string summary() const;
 };
 
+/// Whether the pass gives St the plan's protocol: it sends or receives, by
+/// no primitive the algorithm named.
+bool takesProtocol(const sched::Step &St);
+
 ProtocolResult selectProtocol(sched::Schedule &S, sched::Protocol P);
 
 } // namespace cclc::passes

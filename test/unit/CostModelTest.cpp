@@ -5,6 +5,7 @@
 #include "compiler/cost/CostModel.h"
 #include "compiler/passes/ChannelParallel.h"
 #include "compiler/passes/Chunking.h"
+#include "compiler/passes/ProtocolSelection.h"
 
 #include <gtest/gtest.h>
 
@@ -115,11 +116,12 @@ TEST(CostModel, ChunkingPipelinesLongChainsOfLargeMessages) {
 }
 
 // predictEachFactor simulates every size in one run, each channel that
-// repeats another once, and the chunked steps in chunking's order without
-// building the chunked schedule: each of its figures must be what simulating
-// the schedule chunkSchedule makes gives at that size alone.
+// repeats another once, the chunked steps in chunking's order without
+// building the chunked schedule, and every protocol without a schedule per
+// protocol: each of its figures must be what simulating the schedule that
+// chunkSchedule and the protocol pass make gives at that size alone.
 TEST(CostModel, EachFactorIsTheChunkedScheduleSimulated) {
-  const std::vector<uint64_t> Sizes = {1 << 10, 1 << 20, GiB};
+  const std::vector<uint64_t> Sizes = {1 << 10, 1 << 16, 1 << 20, GiB};
   for (const char *Name : {"ring-allreduce", "tree-allreduce", "butterfly-allreduce",
                            "ring-allgather", "ring-broadcast"}) {
     Schedule S = test::librarySchedule(Name, 8);
@@ -127,12 +129,18 @@ TEST(CostModel, EachFactorIsTheChunkedScheduleSimulated) {
     CostModel Model(flatTarget(8));
     std::vector<std::vector<Prediction>> PerFactor = Model.predictEachFactor(S, Sizes);
     ASSERT_EQ(PerFactor.size(), 7u) << Name;
-    for (const std::vector<Prediction> &Points : PerFactor) {
+    std::vector<std::vector<Prediction>> PerVariant =
+        Model.predictEachFactor(S, Sizes, plan::allProtocols());
+    ASSERT_EQ(PerVariant.size(), 14u) << Name;
+    PerVariant.insert(PerVariant.end(), PerFactor.begin(), PerFactor.end());
+    for (const std::vector<Prediction> &Points : PerVariant) {
       Schedule Chunked = S;
       passes::chunkSchedule(Chunked, Points[0].ChunkFactor);
+      passes::selectProtocol(Chunked, Points[0].Proto);
       for (size_t I = 0; I < Sizes.size(); ++I)
         EXPECT_EQ(Points[I].TimeUs, Model.simulate(Chunked, Sizes[I]))
-            << Name << " factor " << Points[I].ChunkFactor << " at " << Sizes[I] << " bytes";
+            << Name << " factor " << Points[I].ChunkFactor << " by "
+            << plan::protocolName(Points[I].Proto) << " at " << Sizes[I] << " bytes";
     }
   }
 }
