@@ -8,16 +8,20 @@
 #include "cuda/Kernel.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 using namespace cclc::cuda;
 namespace kern = cclc::kern;
 
 /// Every primitive of the simple protocol, or (LowLatency) of the LL
 /// protocol, in a kernel of its own: one kernel with both sets takes ptxas
-/// far longer than the two.
+/// far longer than the two. The primitives that only move data take the
+/// operator as every primitive does but never apply it, so they are checked
+/// with one operator (Sum); those that reduce, with each.
 template <class T, class Op, bool LowLatency>
 __global__ void everyPrimitive(const KernelArgs Args) {
   constexpr kern::GridShape Shape{2, 2, 2};
+  constexpr bool Moves = std::is_same_v<Op, Sum>;
   int Channel = blockIdx.x, Peer = Args.Rank ^ 1;
   forEachRound<T>(Args, Shape, [&](const kern::Layout &L) {
     Slice<const T> In{static_cast<const T *>(Args.Input), &L, 1, Channel * 2, 2};
@@ -26,22 +30,26 @@ __global__ void everyPrimitive(const KernelArgs Args) {
     Outbox &To = Args.Net.out(Peer, Channel);
     Inbox &From = Args.Net.in(Peer, Channel);
     if constexpr (LowLatency) {
-      sendLL<T, Op>(To, In);
-      recvLL<T, Op>(From, Out);
+      if constexpr (Moves) {
+        sendLL<T, Op>(To, In);
+        recvLL<T, Op>(From, Out);
+        recvCopySendLL<T, Op>(From, To, Scratch);
+        exchangeLL<T, Op>(To, From, In, Out);
+      }
       recvReduceLL<T, Op>(From, Out);
       recvReduceSendLL<T, Op>(From, To, Scratch);
-      recvCopySendLL<T, Op>(From, To, Scratch);
-      exchangeLL<T, Op>(To, From, In, Out);
       exchangeReduceLL<T, Op>(To, From, In, Out);
     } else {
-      send<T, Op>(To, In);
-      recv<T, Op>(From, Out);
+      if constexpr (Moves) {
+        send<T, Op>(To, In);
+        recv<T, Op>(From, Out);
+        copy<T, Op>(In, Out);
+        recvCopySend<T, Op>(From, To, Scratch);
+        exchange<T, Op>(To, From, In, Out);
+      }
       recvReduce<T, Op>(From, Out);
-      copy<T, Op>(In, Out);
       reduce<T, Op>(In, Out);
       recvReduceSend<T, Op>(From, To, Scratch);
-      recvCopySend<T, Op>(From, To, Scratch);
-      exchange<T, Op>(To, From, In, Out);
       exchangeReduce<T, Op>(To, From, In, Out);
     }
   });
