@@ -84,7 +84,7 @@ public:
   std::vector<std::vector<SimStep>> Lanes;
   /// The distinct sends, and the distinct chunk counts written locally
   /// (copies, reductions, received reductions): their times are computed
-  /// once per size.
+  /// once per column (size and protocol).
   std::vector<SendCost> Sends;
   std::vector<int32_t> Locals;
   /// Per connection, the lanes at its two ends.
@@ -221,14 +221,14 @@ private:
     size_t Pc = 0;       ///< First step of the current group.
     size_t GroupEnd = 0; ///< One past its last step; 0 before the group starts.
     std::vector<Phase> Phases;
-    /// Per step of the group, per size: when it finished its receive, and
+    /// Per step of the group, per column: when it finished its receive, and
     /// when it finished.
     std::vector<double> Ready, Finish;
   };
 
   /// A (sender, receiver, channel) FIFO. At most BufferSlots messages are in
   /// flight, so only the last BufferSlots arrivals and consumptions are kept,
-  /// per size, message M in slot M % BufferSlots. The message a full FIFO
+  /// per column, message M in slot M % BufferSlots. The message a full FIFO
   /// waits to be taken is BufferSlots before the next one, in its slot.
   struct Connection {
     int64_t Arrived = 0;
@@ -257,11 +257,11 @@ private:
   const SimProgram &P;
   const std::vector<std::vector<uint32_t>> *Pieces;
   size_t K;
-  /// Per entry of P.Sends and P.Locals, per size: the time to send (alpha
+  /// Per entry of P.Sends and P.Locals, per column: the time to send (alpha
   /// and beta) and to write locally.
   std::vector<double> SendTimes, LocalTimes;
   std::vector<Lane> Lanes;
-  std::vector<double> Clocks; ///< Per lane, per size: when its previous group finished.
+  std::vector<double> Clocks; ///< Per lane, per column: when its previous group finished.
   std::vector<Connection> Connections;
   std::vector<double> Arrivals, Consumptions;
   /// Bit sets of the lanes to run in this sweep and in the next one.

@@ -29,13 +29,12 @@
 // size, chunk factor and protocol, so the simulation is built to be cheap:
 // which step moves when depends only on the order of messages, never on
 // their sizes or protocols, so one run carries a time per size and protocol;
-// a lane runs again only when a message
-// arrives or leaves on a connection it waits on; a channel that repeats
-// another on other chunks is simulated once; and a chunk factor is simulated
-// from chunking's stages (passes::PipelinePlanner), without building the
-// chunked schedule, nor one per protocol. The figures are those of
-// simulating each size, channel and chunked schedule with its protocol on its
-// own, bit for bit.
+// a lane runs again only when a message arrives or leaves on a connection it
+// waits on; a channel that repeats another on other chunks is simulated
+// once; and a chunk factor is simulated from chunking's stages
+// (passes::PipelinePlanner), without building the chunked schedule, nor one
+// per protocol. The figures are those of simulating each size, channel and
+// chunked schedule with its protocol on its own, bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -50,7 +49,8 @@
 
 namespace cclc::cost {
 
-/// NCCL's base latency of a collective launch (ring, LL protocol), in us.
+/// NCCL's base latency of a collective launch (ring, LL protocol), in us,
+/// charged whatever the protocol: a plan's protocols differ by step.
 constexpr double LaunchLatencyUs = 6.6;
 
 /// The latency of one message over a path of this type by protocol P, in us.
@@ -71,8 +71,9 @@ struct Prediction {
   double AlgBwGBs = 0; ///< Bytes / time.
   double BusBwGBs = 0; ///< AlgBw * busBwFactor.
   int32_t ChunkFactor = 1; ///< The chunking pass's factor that gave this time.
-  /// The protocol of the schedule that gave this time: its steps' one
-  /// protocol (what the protocol pass gives them).
+  /// The protocol that gave this time: the one the steps were asked to
+  /// take (the protocol pass's), or, when they kept their own, LL where
+  /// some step sends by LL.
   sched::Protocol Proto = sched::Protocol::Simple;
 };
 
