@@ -23,9 +23,9 @@
 namespace cclc::runtime {
 
 /// What a call runs on each channel: a reference to the caller's callable,
-/// which outlives the call. Unlike std::function it copies and allocates
-/// nothing, whatever the callable captures: a call's hot path allocates
-/// nothing.
+/// which outlives the call. Unlike std::function it neither copies nor
+/// allocates, whatever the callable captures, so that a call's hot path
+/// allocates nothing.
 class ChannelJob {
 public:
   template <class F>
@@ -33,7 +33,9 @@ public:
              std::is_invocable_v<F &, int>)
   ChannelJob(F &&Run)
       : Callable(const_cast<void *>(static_cast<const void *>(&Run))),
-        Call([](void *C, int Channel) { (*static_cast<std::remove_reference_t<F> *>(C))(Channel); }) {}
+        Call([](void *C, int Channel) {
+          (*static_cast<std::remove_reference_t<F> *>(C))(Channel);
+        }) {}
 
   void operator()(int Channel) const { Call(Callable, Channel); }
 

@@ -11,8 +11,9 @@
 // (and for allreduce, which its barrier runs) for the rank count with `cclc
 // compile --emit=json --explain --protocol simple`, so that each plan carries
 // the size window where the cost model predicts it fastest for the protocol
-// host calls run, and the runtime chooses among them per call. The cclc, Gloo and copy ranks are forked from this process;
-// the MPI ranks are started by mpirun running cclc-allreduce-bench-mpi.
+// host calls run, and the runtime chooses among them per call. The cclc, Gloo
+// and copy ranks are forked from this process; the MPI ranks are started by
+// mpirun running cclc-allreduce-bench-mpi.
 //
 // Prints one table per collective with latency, nccl-tests' bus bandwidth,
 // cclc's speedup over Open MPI and over the fastest Gloo algorithm, and
