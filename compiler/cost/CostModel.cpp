@@ -457,15 +457,23 @@ void predictions(const SimProgram &P, int32_t Factor,
   }
 }
 
-/// Whether a step of S sends by P, or, with P unset, takes the protocol the
-/// protocol pass gives.
-bool anySend(const Schedule &S, std::optional<sched::Protocol> P) {
+/// What S's sends say of protocols: whether one takes the protocol the
+/// protocol pass gives, and whether one sends by LL now.
+struct SendProtocols {
+  bool Open = false;
+  bool LL = false;
+};
+
+SendProtocols sendProtocols(const Schedule &S) {
+  SendProtocols Found;
   for (const sched::RankProgram &Rank : S.Ranks)
     for (const sched::ChannelProgram &Channel : Rank.Channels)
       for (const Step &St : Channel.Steps)
-        if (sched::opSends(St.Op) && (P ? St.Proto == *P : passes::takesProtocol(St)))
-          return true;
-  return false;
+        if (sched::opSends(St.Op)) {
+          Found.Open |= passes::takesProtocol(St);
+          Found.LL |= St.Proto == sched::Protocol::LL;
+        }
+  return Found;
 }
 
 } // namespace
@@ -483,10 +491,10 @@ CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Siz
   double BusFactor = plan::busBwFactor(S.Collective, S.NRanks);
   passes::PipelinePlanner Planner(S);
   SimProgram Program(S, Planner, Links, ChannelBwGBs);
-  if (!Protocols.empty() && !anySend(S, std::nullopt))
+  const SendProtocols Sends = sendProtocols(S);
+  if (!Sends.Open)
     Protocols = {};
-  const sched::Protocol Own =
-      anySend(S, sched::Protocol::LL) ? sched::Protocol::LL : sched::Protocol::Simple;
+  const sched::Protocol Own = Sends.LL ? sched::Protocol::LL : sched::Protocol::Simple;
   predictions(Program, 1, nullptr, BusFactor, Sizes, Protocols, Own, PerFactor);
   for (int32_t F = 2; F <= Largest; F *= 2) {
     std::optional<passes::PipelineStages> Stages = Planner.stages(F);
