@@ -154,13 +154,13 @@ const CollectiveCalls Calls[] = {
       {"gloo-halving-doubling", "halving_doubling", true,
        glooAllReduce<gloo::AllreduceHalvingDoubling<float>>}}},
     {"allgather",
-     {"ring-allgather"},
+     {"recursive-doubling-allgather", "ring-allgather"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcAllGather(In, Out, M.Block, cclcFloat32, Comm, nullptr);
      },
      {{"gloo-ring", "ring", false, glooFunction<gloo::AllgatherOptions, gloo::allgather>}}},
     {"reduce-scatter",
-     {"ring-reduce-scatter"},
+     {"recursive-halving-reduce-scatter", "ring-reduce-scatter"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcReduceScatter(In, Out, M.Block, cclcFloat32, cclcSum, Comm, nullptr);
      },
@@ -172,14 +172,14 @@ const CollectiveCalls Calls[] = {
          return std::function<void()>([A] { A->run(); });
        }}}},
     {"broadcast",
-     {"ring-broadcast"},
+     {"binomial-broadcast", "ring-broadcast"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcBroadcast(In, Out, M.SendCount, cclcFloat32, Root, Comm, nullptr);
      },
      {{"gloo-binomial-tree", "binomial_tree", false,
        glooFunction<gloo::BroadcastOptions, gloo::broadcast>}}},
     {"reduce",
-     {"ring-reduce"},
+     {"binomial-reduce", "ring-reduce"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcReduce(In, Out, M.SendCount, cclcFloat32, cclcSum, Root, Comm, nullptr);
      },

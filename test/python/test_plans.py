@@ -12,15 +12,18 @@ def test_library_plans_serve_every_call(tmp_path):
     assert all(r["ok"] for r in job.results)
     log = job.logs[0]
     assert "falling back" not in log, log
-    # The cost model's choice at 4 ranks: few rounds for small messages,
-    # bandwidth-optimal halving-doubling for large ones.
+    # The cost model's choice at 4 ranks: few rounds for small messages
+    # (the butterfly, the binomial trees), bandwidth-optimal halving-doubling
+    # and the pipelined ring broadcast for large ones.
     assert "runs butterfly_allreduce" in log, log
     assert "runs halving_doubling_allreduce" in log, log
-    assert "runs ring_broadcast" in log and "runs ring_reduce" in log, log
+    assert "runs binomial_broadcast" in log and "runs ring_broadcast" in log, log
+    assert "runs binomial_reduce" in log, log
     cached = tmp_path / "cache" / cclc.plans.library_key() / "n4"
     assert (cached / "COMPLETE").exists()
-    assert {p.name for p in cached.glob("ring-broadcast.root*.json")} == \
-        {f"ring-broadcast.root{r}.json" for r in range(4)}
+    for rooted in ("binomial-broadcast", "ring-broadcast", "binomial-reduce", "ring-reduce"):
+        assert {p.name for p in cached.glob(f"{rooted}.root*.json")} == \
+            {f"{rooted}.root{r}.json" for r in range(4)}
 
 
 def test_plans_that_do_not_fit_are_skipped(tmp_path):
