@@ -16,27 +16,72 @@ namespace cclc::cuda {
 
 struct LowLatencyTable;
 
-/// The device primitives, as common/Program.h's step loop calls them.
+/// The steps that only move data, out of line once per (element type,
+/// protocol): moving does not depend on the operator, so one instance serves
+/// all of them (Sum stands for any; every type has it). Inlined into the
+/// step loop, they were compiled once per (type, operator) in the runtime's
+/// slowest file to compile; a step moves a whole message, so the call costs
+/// little against its data. Both protocols copy locally alike, with the
+/// simple protocol's instance.
+template <class T, kern::Protocol P> struct Moved {
+  static constexpr bool LL = P == kern::Protocol::LL;
+  __device__ __noinline__ static void send(Outbox &Out, Slice<const T> Src) {
+    if constexpr (LL)
+      cuda::sendLL<T, Sum>(Out, Src);
+    else
+      cuda::send<T, Sum>(Out, Src);
+  }
+  __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst) {
+    if constexpr (LL)
+      cuda::recvLL<T, Sum>(In, Dst);
+    else
+      cuda::recv<T, Sum>(In, Dst);
+  }
+  __device__ __noinline__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
+    if constexpr (LL)
+      cuda::recvCopySendLL<T, Sum>(In, Out, Dst);
+    else
+      cuda::recvCopySend<T, Sum>(In, Out, Dst);
+  }
+  __device__ __noinline__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src,
+                                               Slice<T> Dst) {
+    if constexpr (LL)
+      cuda::exchangeLL<T, Sum>(Out, In, Src, Dst);
+    else
+      cuda::exchange<T, Sum>(Out, In, Src, Dst);
+  }
+  __device__ __noinline__ static void copy(Slice<const T> Src, Slice<T> Dst) {
+    cuda::copy<T, Sum>(Src, Dst);
+  }
+};
+/// The simple protocol's moving steps.
+template <class T> using MovedSimple = Moved<T, kern::Protocol::Simple>;
+/// The LL protocol's moving steps.
+template <class T> using MovedLL = Moved<T, kern::Protocol::LL>;
+
+/// The device primitives, as common/Program.h's step loop calls them: those
+/// that reduce inlined per operator, those that move out of line per element
+/// type (MovedSimple).
 struct PrimitiveTable {
   /// The table for steps of the LL protocol.
   using LowLatency = LowLatencyTable;
 
   template <class T, class Op> __device__ static void send(Outbox &Out, Slice<const T> Src) {
-    cuda::send<T, Op>(Out, Src);
+    MovedSimple<T>::send(Out, Src);
   }
   /// Device FIFOs take no offers: the receive after the send is not begun.
   template <class T, class Op>
   __device__ static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &, Slice<T>) {
-    cuda::send<T, Op>(Out, Src);
+    MovedSimple<T>::send(Out, Src);
   }
   template <class T, class Op> __device__ static void recv(Inbox &In, Slice<T> Dst) {
-    cuda::recv<T, Op>(In, Dst);
+    MovedSimple<T>::recv(In, Dst);
   }
   template <class T, class Op> __device__ static void recvReduce(Inbox &In, Slice<T> Acc) {
     cuda::recvReduce<T, Op>(In, Acc);
   }
   template <class T, class Op> __device__ static void copy(Slice<const T> Src, Slice<T> Dst) {
-    cuda::copy<T, Op>(Src, Dst);
+    MovedSimple<T>::copy(Src, Dst);
   }
   template <class T, class Op> __device__ static void reduce(Slice<const T> Src, Slice<T> Acc) {
     cuda::reduce<T, Op>(Src, Acc);
@@ -47,35 +92,16 @@ struct PrimitiveTable {
   }
   template <class T, class Op>
   __device__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-    cuda::recvCopySend<T, Op>(In, Out, Dst);
+    MovedSimple<T>::recvCopySend(In, Out, Dst);
   }
   template <class T, class Op>
   __device__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
-    cuda::exchange<T, Op>(Out, In, Src, Dst);
+    MovedSimple<T>::exchange(Out, In, Src, Dst);
   }
   template <class T, class Op>
   __device__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
                                         Slice<T> Acc) {
     cuda::exchangeReduce<T, Op>(Out, In, Src, Acc);
-  }
-};
-
-/// The LL steps that only move a message, out of line once per element
-/// type: moving does not depend on the operator, so one instance serves all
-/// of them (Sum stands for any; every type has it).
-template <class T> struct MovedLL {
-  __device__ __noinline__ static void send(Outbox &Out, Slice<const T> Src) {
-    cuda::sendLL<T, Sum>(Out, Src);
-  }
-  __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst) {
-    cuda::recvLL<T, Sum>(In, Dst);
-  }
-  __device__ __noinline__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-    cuda::recvCopySendLL<T, Sum>(In, Out, Dst);
-  }
-  __device__ __noinline__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src,
-                                               Slice<T> Dst) {
-    cuda::exchangeLL<T, Sum>(Out, In, Src, Dst);
   }
 };
 
