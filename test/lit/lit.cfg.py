@@ -11,6 +11,10 @@ config.suffixes = [".ccl", ".test"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.cclc_obj_root, "test", "lit")
+# lit starts the tests that took longest first, by the times it records in
+# the build; a build without them reads .lit_test_times.txt beside this file,
+# the slowest tests of a run (nvcc compiles), so that a fresh build does not
+# start a minute-long compile last and leave the other workers idle.
 
 # cclc and the LLVM tools (FileCheck, not) come first on PATH; "cuda-device"
 # where cclc-perf --gpu can run (the GPU suite, test/gpu, says why not where
