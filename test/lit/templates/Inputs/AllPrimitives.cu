@@ -14,8 +14,8 @@ using namespace cclc::cuda;
 namespace kern = cclc::kern;
 
 /// Every primitive of the simple protocol, or (LowLatency) of the LL
-/// protocol, in a kernel of its own: one kernel with both sets takes ptxas
-/// far longer than the two. The primitives that only move data take the
+/// protocol, in a kernel of its own, as the GPU plan interpreter keeps the
+/// LL steps apart from the simple ones. The primitives that only move data take the
 /// operator as every primitive does but never apply it, so they are checked
 /// with one operator (Sum); those that reduce, with each.
 template <class T, class Op, bool LowLatency>
