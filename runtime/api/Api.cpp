@@ -19,6 +19,7 @@
 #include "runtime/api/Types.h"
 
 #include "runtime/bootstrap/Launcher.h"
+#include "runtime/transport/shm/SharedBuffers.h"
 
 #include <cstring>
 #include <optional>
@@ -139,6 +140,20 @@ extern "C" {
 const char *cclcGetErrorString(cclcResult_t Result) { return resultString(Result); }
 
 const char *cclcGetLastError(cclcComm_t) { return lastError(); }
+
+cclcResult_t cclcMemAlloc(void **Ptr, size_t Size) {
+  return guarded([&] {
+    require(Ptr, "ptr is null; pass the address of a pointer");
+    *Ptr = cclc::net::SharedBuffers::process().allocate(Size);
+  });
+}
+
+cclcResult_t cclcMemFree(void *Ptr) {
+  return guarded([&] {
+    require(!Ptr || cclc::net::SharedBuffers::process().release(Ptr),
+            "ptr is not memory from cclcMemAlloc, or was freed already");
+  });
+}
 
 cclcResult_t cclcGetUniqueId(cclcUniqueId *UniqueId) {
   return guarded([&] {

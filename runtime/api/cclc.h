@@ -170,6 +170,17 @@ cclcResult_t cclcGroupEnd(void);
 cclcResult_t cclcAllToAll(const void *sendbuff, void *recvbuff, size_t count,
                           cclcDataType_t datatype, cclcComm_t comm, cclcStream_t stream);
 
+/** Allocates size bytes of host memory, page-aligned and zeroed, that the
+ *  other ranks of this host can map, as ncclMemAlloc gives memory NCCL can
+ *  register: a collective whose output lies in it takes the large messages of
+ *  those ranks as one memcpy each, where other memory takes a system call
+ *  (process_vm_writev) per message. Any communicator, any number of them, may
+ *  use it. Free it with cclcMemFree. */
+cclcResult_t cclcMemAlloc(void **ptr, size_t size);
+/** Frees memory from cclcMemAlloc (NULL: nothing); any other pointer is
+ *  refused with cclcInvalidArgument. No call may be using it. */
+cclcResult_t cclcMemFree(void *ptr);
+
 /** Receives the runtime's log lines: level is "INFO" or "WARN", rank the
  *  communicator's rank, message one line without its newline. */
 typedef void (*cclcLogHandler_t)(const char *level, int rank, const char *message);

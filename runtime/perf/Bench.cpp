@@ -172,7 +172,7 @@ private:
     std::string Why;
     try {
       if (!Opts.Gpu)
-        Mem = makeHostMemory(Opts.MaxBytes);
+        Mem = makeHostMemory(Opts.MaxBytes, Opts.Registered);
       else {
         int LocalRank = 0;
         for (int R = 0; R < Rank; ++R)

@@ -69,8 +69,8 @@ protected:
   void *Recv = nullptr;
 };
 
-/// Host memory of Bytes per buffer.
-std::unique_ptr<Memory> makeHostMemory(size_t Bytes);
+/// Host memory of Bytes per buffer: from cclcMemAlloc where Registered.
+std::unique_ptr<Memory> makeHostMemory(size_t Bytes, bool Registered);
 
 /// Device memory of Bytes per buffer on GPU LocalRank modulo the number of
 /// GPUs, made the calling thread's current device before Comm's first call

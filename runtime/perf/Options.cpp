@@ -57,6 +57,8 @@ const char *Usage =
     "                        bfloat16 (or f32, bf16, ...), or all (default float)\n"
     "  -o, --op OP           sum prod max min, or all (default sum)\n"
     "  -r, --root N          root of broadcast and reduce (default 0)\n"
+    "  -R, --registered 0|1  host buffers from cclcMemAlloc, which the ranks of a host\n"
+    "                        map to copy large messages into (default 0: malloc)\n"
     "  -np N                 fork N ranks on this host; without it, join the job of a\n"
     "                        launcher (mpirun, srun, torchrun)\n"
     "  --plan FILE           load a plan (cclc compile --emit=json) on every rank; repeat\n"
@@ -188,6 +190,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
         Opts.Ops = parseOps(V);
       else if (A == "-r" || A == "--root")
         Opts.Root = parseInt(A, V, 0);
+      else if (A == "-R" || A == "--registered")
+        Opts.Registered = parseInt(A, V, 0) != 0;
       else if (A == "-np") {
         Opts.NRanks = parseInt(A, V, 1);
         if (Opts.NRanks > MaxLocalRanks)
@@ -212,6 +216,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &Args, int &E
       return Opts;
     if (Opts.Collectives.empty() && !Opts.SendRecv)
       throw std::invalid_argument("no collective given");
+    if (Opts.Registered && Opts.Gpu)
+      throw std::invalid_argument("-R 1 gives host buffers; it does not go with --gpu");
     if (Opts.GraphLaunches && !Opts.Gpu)
       throw std::invalid_argument("-G captures calls on a GPU's stream; give --gpu too");
     if (Opts.MinBytes > Opts.MaxBytes)

@@ -56,6 +56,8 @@ struct Options {
   /// library built from cclc compile --emit=host and the algorithm whose
   /// table (cclc_host_kernels_ALGORITHM) it holds.
   std::vector<std::string> Kernels;
+  /// Host buffers from cclcMemAlloc, which peers of the host map (-R 1).
+  bool Registered = false;
   /// Buffers in device memory and calls on a CUDA stream, one per rank.
   bool Gpu = false;
   /// With Gpu: each timed loop is captured in a CUDA graph launched this

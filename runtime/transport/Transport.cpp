@@ -2,6 +2,7 @@
 
 #include "runtime/transport/Transport.h"
 
+#include "runtime/transport/shm/SharedBuffers.h"
 #include "runtime/transport/shm/ShmTransport.h"
 #include "runtime/transport/tcp/TcpTransport.h"
 
@@ -137,6 +138,7 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
     for (uint32_t I = 0; I < P.Recvs.size(); ++I) {
       host::Inbox &In = Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W, &Call};
       In.DirectMin = SingleCopyMin;
+      In.Shared = &SharedBuffers::process();
     }
   }
 }
@@ -152,14 +154,25 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
   const host::Waiter *W = addWaiter(Seg.abortWord(), Patience, addBoard(/*Side=*/1));
   auto [Pid, WhyNot] = Seg.receiverProcess();
-  SingleCopy[Peer] = Pid ? "messages of " + std::to_string(Seg.singleCopyMin()) +
-                               " bytes and more are written straight into its buffers "
-                               "(process_vm_writev)"
-                         : "every message goes through the FIFO's slots: " + WhyNot;
+  PeerBuffers *Mapped = nullptr;
+  if (Pid) {
+    Mapped = (PeerMemory[Peer] = std::make_unique<PeerBuffers>(Pid, Seg.receiverProbe())).get();
+    SingleCopy[Peer] = "messages of " + std::to_string(Seg.singleCopyMin()) +
+                       " bytes and more are written straight into its buffers: " +
+                       (Mapped->whyNot().empty()
+                            ? "with memcpy into those from cclcMemAlloc, which this process "
+                              "maps, else with process_vm_writev"
+                            : "with process_vm_writev (its buffers from cclcMemAlloc cannot be "
+                              "mapped: " +
+                                  Mapped->whyNot() + ")");
+  } else {
+    SingleCopy[Peer] = "every message goes through the FIFO's slots: " + WhyNot;
+  }
   for (uint32_t I = 0; I < P.Sends.size(); ++I) {
     host::Outbox &Out = Outs[{Peer, P.Sends[I]}] = host::Outbox{Seg.fifo(I), Peer, W, &Call};
     Out.DirectPid = Pid;
     Out.DirectMin = Seg.singleCopyMin();
+    Out.Mapped = Mapped;
   }
 }
 

@@ -48,6 +48,7 @@
 
 namespace cclc::net {
 
+class PeerBuffers;
 class ShmSegment;
 class TcpProxy;
 
@@ -116,6 +117,9 @@ private:
   std::deque<host::Waiter> Waiters;
   const host::Waiter *TcpWait = nullptr;
   std::vector<std::unique_ptr<ShmSegment>> Segments;
+  /// For each shared-memory peer this rank writes into, its buffers from
+  /// cclcMemAlloc as this process maps them.
+  std::map<int, std::unique_ptr<PeerBuffers>> PeerMemory;
   /// Each segment's call board, as this rank's side sees it; stable
   /// addresses, since the segment's waiter checks stalls with it.
   std::deque<CallBoard> Boards;

@@ -90,8 +90,9 @@ CCLC_HD inline uint64_t wordBytes(uint64_t Word) {
 CCLC_HD inline bool wordDirect(uint64_t Word) { return (Word & DirectWord) != 0; }
 
 /// Bytes of a FIFO's counters: the sender's Tail and the receiver's Head,
-/// each on a cache line of its own.
-inline constexpr size_t FifoCounterBytes = 128;
+/// each on a cache line of its own, and a line for the receiver's offer of
+/// single copy (host/Connection.h).
+inline constexpr size_t FifoCounterBytes = 192;
 
 /// A view of one FIFO in a block of memory, with Counters the target's type
 /// for the counters.

@@ -312,6 +312,8 @@ __device__ __forceinline__ bool blockFailed() {
 struct FifoHeader {
   alignas(64) uint64_t Tail; ///< Messages posted by the sender.
   alignas(64) uint64_t Head; ///< Messages consumed by the receiver (host proxies).
+  /// Where host receivers offer their buffers; device FIFOs leave it be.
+  alignas(64) uint64_t Offer[8];
 };
 
 /// A view of one FIFO laid out in a block of memory (common/Fifo.h). A FIFO

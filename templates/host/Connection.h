@@ -50,6 +50,7 @@
 #include <cstring>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -265,10 +266,47 @@ private:
   }
 };
 
+/// One contiguous run of memory a message covers.
+struct Run {
+  const void *Ptr;
+  size_t Bytes;
+};
+
+/// A buffer of the receiver's process that a sender of its host may map
+/// (memory from cclcMemAlloc): its id in that process, where that process
+/// maps it, its size, and that process's descriptor of it. Id 0: none.
+struct SharedSpan {
+  uint64_t Id = 0;
+  uint64_t Base = 0;
+  uint64_t Bytes = 0;
+  int32_t Fd = -1;
+};
+
+/// The receiver's side of mapped buffers: which of its buffers, if any,
+/// holds every run of a message.
+class SharedIndex {
+public:
+  virtual bool find(std::span<const Run> Runs, SharedSpan &Span) const = 0;
+
+protected:
+  ~SharedIndex() = default;
+};
+
+/// The sender's side: its own mapping of a receiver's buffer, or null where
+/// it cannot map it. The mapping lasts while the pointer is held.
+class PeerMemory {
+public:
+  virtual std::shared_ptr<std::byte> map(const SharedSpan &Span) = 0;
+
+protected:
+  ~PeerMemory() = default;
+};
+
 /// Where a receiver asks the sender to write its next message: up to two
 /// runs of the receiver's memory (a slice's runs), the number of that
-/// message plus one (0: no offer), and the digest of the receiver's call if
-/// the message is its call's first. The sender takes the offer only when
+/// message plus one (0: no offer), the digest of the receiver's call if
+/// the message is its call's first, and the receiver's buffer holding the
+/// runs where the sender may map it. The sender takes the offer only when
 /// its message is that one, of that size, of the same call, and claims it
 /// first, so that a receiver giving up can withdraw an offer safely.
 struct DirectOffer {
@@ -276,6 +314,7 @@ struct DirectOffer {
   uint64_t Digest = 0;
   uint64_t Addr[2] = {0, 0};
   uint64_t Bytes[2] = {0, 0};
+  SharedSpan Shared;
 };
 /// The bit of DirectOffer::Seq a sender sets while it writes.
 inline constexpr uint64_t OfferClaimed = uint64_t(1) << 63;
@@ -290,7 +329,7 @@ struct FifoHeader {
   alignas(64) Bell Head; ///< Messages consumed by the receiver.
   DirectOffer Offer;     ///< Written by the receiver, beside Head.
 };
-static_assert(sizeof(FifoHeader) == 128, "the counters and the offer fill two cache lines");
+static_assert(sizeof(FifoHeader) == 192, "the counters and the offer fill three cache lines");
 
 /// Where a message of Bytes bytes keeps its trailer in its slot: the size
 /// word, then the flag of its message number, 16 bytes 8-aligned after the
@@ -310,12 +349,6 @@ struct MessageTrailer {
   /// The flag of message number Seq (its counter value plus one) of a FIFO
   /// of epoch Epoch: never zero, as fresh slots are, and unlikely as data.
   static uint64_t flag(uint64_t Seq, uint64_t Epoch) { return Seq ^ Epoch; }
-};
-
-/// One contiguous run of memory a message covers.
-struct Run {
-  const void *Ptr;
-  size_t Bytes;
 };
 
 /// A view of one FIFO laid out in a block of memory (common/Fifo.h).
@@ -364,6 +397,9 @@ struct Outbox {
   /// The smallest message the receiver offers its buffer for (its
   /// Inbox::DirectMin): smaller ones go through slots at once.
   size_t DirectMin = 0;
+  /// Maps the receiver's buffers where it offers mapped memory, so that a
+  /// message is copied into them without a system call; may be null.
+  PeerMemory *Mapped = nullptr;
   /// The receiver's Head as last read: while it leaves a slot free, the
   /// sender does not read the receiver's cache line.
   uint64_t SeenHead = 0;
@@ -407,6 +443,11 @@ struct Outbox {
     for (int I = 0; I < 2; ++I)
       if (O.Bytes[I])
         Remote[NRemote++] = {reinterpret_cast<void *>(uintptr_t(O.Addr[I])), size_t(O.Bytes[I])};
+    if (writeMapped(O.Shared, Local, NLocal, Remote, NRemote)) {
+      acquire();
+      post(Bytes, /*Direct=*/true);
+      return true;
+    }
     ssize_t Written = ::process_vm_writev(DirectPid, Local, NLocal, Remote, NRemote, 0);
     if (Written != ssize_t(Bytes))
       throw CommError(CommStatus::Aborted,
@@ -417,6 +458,40 @@ struct Outbox {
                           "); it has probably died");
     acquire();
     post(Bytes, /*Direct=*/true);
+    return true;
+  }
+
+  /// Copies the runs Local into the receiver's runs Remote through this
+  /// process's mapping of the receiver's buffer Span, where the receiver
+  /// offered one, this side maps it, and every run lies in it; false, having
+  /// written nothing, otherwise.
+  bool writeMapped(const SharedSpan &Span, const iovec *Local, unsigned NLocal,
+                   const iovec *Remote, unsigned NRemote) {
+    if (!Mapped || !Span.Id)
+      return false;
+    for (unsigned I = 0; I < NRemote; ++I) {
+      uint64_t At = uint64_t(uintptr_t(Remote[I].iov_base));
+      if (At < Span.Base || At - Span.Base > Span.Bytes ||
+          Remote[I].iov_len > Span.Bytes - (At - Span.Base))
+        return false;
+    }
+    std::shared_ptr<std::byte> View = Mapped->map(Span);
+    if (!View)
+      return false;
+    unsigned To = 0;
+    size_t ToDone = 0;
+    for (unsigned From = 0; From < NLocal; ++From)
+      for (size_t Done = 0; Done < Local[From].iov_len;) {
+        size_t N = std::min(Local[From].iov_len - Done, Remote[To].iov_len - ToDone);
+        std::memcpy(View.get() + (uintptr_t(Remote[To].iov_base) - Span.Base) + ToDone,
+                    static_cast<const std::byte *>(Local[From].iov_base) + Done, N);
+        Done += N;
+        ToDone += N;
+        if (ToDone == Remote[To].iov_len) {
+          ++To;
+          ToDone = 0;
+        }
+      }
     return true;
   }
 
@@ -479,6 +554,8 @@ struct Inbox {
   /// The smallest message this side offers the sender to write straight
   /// into its buffer; 0 for none.
   size_t DirectMin = 0;
+  /// Tells which offered buffers the sender may map; may be null.
+  const SharedIndex *Shared = nullptr;
   /// The offer last made (DirectOffer::Seq), withdrawn if the receive fails.
   uint64_t Offered = 0;
   /// The size word of the message peek() returned.
@@ -500,6 +577,8 @@ struct Inbox {
     }
     for (; I < 2; ++I)
       O.Addr[I] = O.Bytes[I] = 0;
+    if (!Shared || !Shared->find(Dst, O.Shared))
+      O.Shared = SharedSpan{};
     Offered = Head + 1;
     O.Seq.store(Offered, std::memory_order_release);
   }

@@ -107,6 +107,10 @@ struct GlooCall {
 /// in AllReduceMpi.cpp, the program mpirun starts).
 struct CollectiveCalls {
   const char *Collective;
+  /// cclc runs it in place, as Open MPI and Gloo do where their API has one
+  /// buffer (broadcast): an out-of-place broadcast also copies the root's
+  /// input to its output, which the others never do.
+  bool InPlace;
   /// The library algorithms cclc chooses among when no --plan is given.
   std::vector<const char *> Plans;
   cclcResult_t (*Cclc)(const float *In, float *Out, const Message &M, cclcComm_t Comm);
@@ -146,6 +150,7 @@ std::function<void()> glooFunction(const GlooContext &Context, float *In, float 
 
 const CollectiveCalls Calls[] = {
     {"allreduce",
+     false,
      {"butterfly-allreduce", "halving-doubling-allreduce", "ring-allreduce"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcAllReduce(In, Out, M.SendCount, cclcFloat32, cclcSum, Comm, nullptr);
@@ -154,12 +159,14 @@ const CollectiveCalls Calls[] = {
       {"gloo-halving-doubling", "halving_doubling", true,
        glooAllReduce<gloo::AllreduceHalvingDoubling<float>>}}},
     {"allgather",
+     false,
      {"recursive-doubling-allgather", "ring-allgather"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcAllGather(In, Out, M.Block, cclcFloat32, Comm, nullptr);
      },
      {{"gloo-ring", "ring", false, glooFunction<gloo::AllgatherOptions, gloo::allgather>}}},
     {"reduce-scatter",
+     false,
      {"recursive-halving-reduce-scatter", "ring-reduce-scatter"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcReduceScatter(In, Out, M.Block, cclcFloat32, cclcSum, Comm, nullptr);
@@ -172,6 +179,7 @@ const CollectiveCalls Calls[] = {
          return std::function<void()>([A] { A->run(); });
        }}}},
     {"broadcast",
+     true,
      {"binomial-broadcast", "ring-broadcast"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcBroadcast(In, Out, M.SendCount, cclcFloat32, Root, Comm, nullptr);
@@ -179,6 +187,7 @@ const CollectiveCalls Calls[] = {
      {{"gloo-binomial-tree", "binomial_tree", false,
        glooFunction<gloo::BroadcastOptions, gloo::broadcast>}}},
     {"reduce",
+     false,
      {"binomial-reduce", "ring-reduce"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcReduce(In, Out, M.SendCount, cclcFloat32, cclcSum, Root, Comm, nullptr);
@@ -242,9 +251,10 @@ private:
 /// cclc through its C API, with every plan loaded into the communicator.
 class CclcRunner : public CollectiveRunner {
 public:
+  /// Registered: the buffers come from cclcMemAlloc, which the peers map.
   CclcRunner(const CollectiveCalls &Calls, const cclcUniqueId &Id, int Rank, int NRanks,
-             const std::vector<std::string> &Plans)
-      : Calls(Calls) {
+             const std::vector<std::string> &Plans, bool Registered)
+      : CollectiveRunner(Calls.InPlace, Registered ? SharedMemory : Floats::Heap), Calls(Calls) {
     // The runtime reads CCLC_DEBUG when the communicator is made.
     setenv("CCLC_DEBUG", "INFO", 1);
     check(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
@@ -257,7 +267,7 @@ public:
   }
 
   void run() override {
-    check(Calls.Cclc(Input.data(), Output.data(), Msg, Comm),
+    check(Calls.Cclc(Input.data(), outputBuffer(), Msg, Comm),
           std::string("cclc ") + Calls.Collective);
   }
   void barrier() override {
@@ -269,6 +279,17 @@ public:
   std::string algorithm() override { return Log.last(); }
 
 private:
+  /// cclcMemAlloc's memory, as a runner's buffers.
+  static constexpr Floats::Source SharedMemory = {
+      [](size_t Count) {
+        void *P = nullptr;
+        if (cclcMemAlloc(&P, Count * sizeof(float)) != cclcSuccess)
+          throw std::runtime_error(std::string("cclcMemAlloc failed: ") +
+                                   cclcGetLastError(nullptr));
+        return static_cast<float *>(P);
+      },
+      [](float *P) { cclcMemFree(P); }};
+
   void check(cclcResult_t Result, const std::string &What) {
     if (Result != cclcSuccess)
       throw std::runtime_error(What + " failed: " + cclcGetErrorString(Result) + ": " +
@@ -420,6 +441,8 @@ struct BenchConfig {
   int NRanks = 4;
   SweepOptions Sweep;
   std::vector<std::string> Plans;
+  /// cclc's buffers from cclcMemAlloc rather than the C heap.
+  bool Registered = true;
   /// Where the Gloo store and the compiled plans live during the run.
   fs::path WorkDir;
 };
@@ -491,7 +514,7 @@ std::optional<std::vector<Figure>> runCclc(const Collective &C, const BenchConfi
     return cclc::perf::runLocalRanks(Config.NRanks, [&](int Rank, const cclcUniqueId &Id) {
       return sweepRank(Config, C, Rank, Fd, [&] {
         return std::make_unique<CclcRunner>(entryFor(Calls, C), Id, Rank, Config.NRanks,
-                                            Config.Plans);
+                                            Config.Plans, Config.Registered);
       });
     });
   });
@@ -794,6 +817,12 @@ int main(int Argc, char **Argv) {
                  "A plan cclc loads (cclc compile --emit=json); default: the library's "
                  "algorithms for each collective measured, with the cost model's windows")
       ->check(CLI::ExistingFile);
+  std::string Buffers = "cclcMemAlloc";
+  App.add_option("--cclc-buffers", Buffers,
+                 "Where cclc's buffers come from: cclcMemAlloc, which the ranks of the host "
+                 "map (as NCCL's registered buffers), or malloc, like the other libraries'")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cclcMemAlloc", "malloc"}));
   std::string CsvPath = "allreduce-bench.csv";
   App.add_option("--csv", CsvPath, "Where to write every figure")->capture_default_str();
   std::vector<std::string> Selected;
@@ -818,6 +847,7 @@ int main(int Argc, char **Argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
   CLI11_PARSE(App, Argc, Argv);
+  Config.Registered = Buffers == "cclcMemAlloc";
 
   std::vector<const Collective *> Measured;
   for (const Collective &C : Collectives)
@@ -835,8 +865,9 @@ int main(int Argc, char **Argv) {
     compileDefaultPlans(Config, Measured);
 
   std::string LoadBefore = loadAverage();
-  std::printf("# %d ranks on %u cores, load average %s\n", Config.NRanks,
-              std::thread::hardware_concurrency(), LoadBefore.c_str());
+  std::printf("# %d ranks on %u cores, load average %s; cclc's buffers from %s\n",
+              Config.NRanks, std::thread::hardware_concurrency(), LoadBefore.c_str(),
+              Buffers.c_str());
   // The copy first, then every library that has a call for each collective.
   std::vector<Job> Jobs = {{&MemoryCopy, &Copy}};
   for (const Collective *C : Measured)

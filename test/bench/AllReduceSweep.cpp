@@ -8,6 +8,9 @@
 #include "AllReduceSweep.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <chrono>
 #include <sstream>
 
@@ -126,14 +129,35 @@ float checkValue(int Rank, size_t Index) {
   return static_cast<float>((Rank + 1) * static_cast<int>(Index % 7 + 1));
 }
 
+const Floats::Source Floats::Heap = {
+    [](size_t Count) {
+      float *P = static_cast<float *>(std::calloc(std::max<size_t>(Count, 1), sizeof(float)));
+      if (!P)
+        throw std::runtime_error("out of memory for " + std::to_string(Count) + " floats");
+      return P;
+    },
+    [](float *P) { std::free(P); }};
+
+void Floats::assign(size_t Count) {
+  clear();
+  Data = From.Allocate(Count);
+  std::memset(Data, 0, Count * sizeof(float));
+}
+
+void Floats::clear() {
+  if (Data)
+    From.Free(Data);
+  Data = nullptr;
+}
+
 void CollectiveRunner::prepare(const Message &M) {
   Msg = M;
   if (InPlace) {
-    Input.assign(std::max(M.SendCount, M.RecvCount), 0.0f);
+    Input.assign(std::max(M.SendCount, M.RecvCount));
     Output.clear();
   } else {
-    Input.assign(M.SendCount, 0.0f);
-    Output.assign(M.RecvCount, 0.0f);
+    Input.assign(M.SendCount);
+    Output.assign(M.RecvCount);
   }
 }
 

@@ -116,13 +116,39 @@ const Entry &entryFor(const Entry (&Table)[N], const Collective &C) {
 /// every sum of them is exact in f32.
 float checkValue(int Rank, size_t Index);
 
+/// A zeroed buffer of floats from the memory a library works best on: the
+/// C heap, or cclc's cclcMemAlloc.
+class Floats {
+public:
+  /// Where a buffer's memory comes from.
+  struct Source {
+    float *(*Allocate)(size_t Count);
+    void (*Free)(float *);
+  };
+  static const Source Heap;
+
+  explicit Floats(Source From) : From(From) {}
+  ~Floats() { clear(); }
+  Floats(const Floats &) = delete;
+  Floats &operator=(const Floats &) = delete;
+
+  void assign(size_t Count);
+  void clear();
+  float *data() { return Data; }
+
+private:
+  Source From;
+  float *Data = nullptr;
+};
+
 /// One library's call of one collective, f32 and sum where it reduces, on
 /// one rank.
 class CollectiveRunner {
 public:
   /// A runner in place reads its input from and writes its output to the
   /// start of one buffer, as Gloo's algorithms and MPI_Bcast do.
-  explicit CollectiveRunner(bool InPlace = false) : InPlace(InPlace) {}
+  explicit CollectiveRunner(bool InPlace = false, Floats::Source From = Floats::Heap)
+      : Input(From), Output(From), InPlace(InPlace) {}
   virtual ~CollectiveRunner() = default;
 
   /// Makes the buffers for M; a library that sets up per size extends it.
@@ -139,7 +165,7 @@ protected:
   float *outputBuffer() { return InPlace ? Input.data() : Output.data(); }
 
   Message Msg;
-  std::vector<float> Input, Output;
+  Floats Input, Output;
   bool InPlace;
 };
 

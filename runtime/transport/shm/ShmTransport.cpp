@@ -4,6 +4,7 @@
 
 #include "runtime/bootstrap/Bootstrap.h"
 #include "runtime/transport/shm/CallBoard.h"
+#include "runtime/transport/shm/SharedBuffers.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -19,7 +20,7 @@ namespace cclc::net {
 namespace {
 
 /// "cclcshm" and a layout version.
-constexpr uint32_t SegmentMagic = 0x63'73'68'03u;
+constexpr uint32_t SegmentMagic = 0x63'73'68'04u;
 
 /// The first cache line of a segment; the two sides' call board
 /// (CallBoard.h) and the FIFOs follow, each on cache lines of its own.
@@ -39,6 +40,9 @@ struct SegmentHeader {
   /// The smallest message the receiver offers its buffers for
   /// (CCLC_SINGLE_COPY): the senders go by it, whatever they were told.
   uint64_t SingleCopyMin = 0;
+  /// The receiver's descriptor of its probe (SharedBuffers.h): a sender
+  /// that can fetch it can map the receiver's buffers from cclcMemAlloc.
+  int32_t ProbeFd = -1;
 };
 
 static_assert(sizeof(SegmentHeader) == 64);
@@ -107,6 +111,7 @@ std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t
   H->MarkAddress = uint64_t(uintptr_t(&processMark()));
   H->Mark = processMark();
   H->SingleCopyMin = SingleCopyMin;
+  H->ProbeFd = SingleCopyMin ? SharedBuffers::process().probeFd() : -1;
   CallBoard::init(Seg->boardMemory());
   for (uint32_t I = 0; I < NumFifos; ++I)
     host::Fifo::place(static_cast<std::byte *>(Seg->Base) + fifosOffset() +
@@ -189,6 +194,8 @@ std::pair<pid_t, std::string> ShmSegment::receiverProcess() const {
     return {0, "its process id names another process here (separate process namespaces)"};
   return {pid_t(H.Pid), ""};
 }
+
+int ShmSegment::receiverProbe() const { return int(header(Base).ProbeFd); }
 
 void ShmSegment::unlink() {
   if (Linked)

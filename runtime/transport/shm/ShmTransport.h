@@ -66,6 +66,8 @@ public:
   /// The receiver's process, if this process may write into its memory
   /// (process_vm_writev) and finds it by the id it recorded; else 0 and why not.
   std::pair<pid_t, std::string> receiverProcess() const;
+  /// The receiver's descriptor of its probe (SharedBuffers.h); -1 for none.
+  int receiverProbe() const;
   /// Removes the name, once both sides have mapped the segment.
   void unlink();
 

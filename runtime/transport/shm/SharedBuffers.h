@@ -1,0 +1,109 @@
+//===- SharedBuffers.h - Host buffers the ranks of a host map ----*- C++ -*-===//
+//
+// The memory cclcMemAlloc gives: each buffer a memory file of its own
+// (memfd), mapped shared. A receiver whose buffer lies in such memory names
+// it in its offer of single copy (host/Connection.h), and the sender, on the
+// same host, maps the buffer itself and writes the message with memcpy.
+// Without it, single copy is a process_vm_writev per message, which pins the
+// receiver's pages in the kernel and copied at 0.4-0.6x memcpy's speed on
+// the machines measured (docs/performance.md).
+//
+// The sender takes the receiver's descriptor of the buffer with
+// pidfd_getfd (Linux 5.6), which the kernel allows where it allows
+// process_vm_writev (ptrace access to the receiver), and maps it. A
+// descriptor number says nothing by itself, so the sender checks the
+// memory file's name, which carries the buffer's id, and its size, before
+// it maps it, and bounds every write by what it mapped: a peer's offer
+// cannot make it write outside the buffer it mapped. A sender's mappings
+// outlive the receiver's free (the pages stay until both unmap), so a
+// late write lands in memory nobody reads instead of a reused buffer.
+//
+// Each process keeps one small memory file, its probe, that a sender
+// fetches when it connects: whether that works decides, before any
+// message, whether the pair's mapped copies can happen, and
+// CCLC_DEBUG=INFO says which.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "host/Connection.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <sys/types.h>
+
+namespace cclc::net {
+
+/// This process's buffers from cclcMemAlloc.
+class SharedBuffers final : public host::SharedIndex {
+public:
+  static SharedBuffers &process();
+
+  /// A new buffer of Bytes bytes (at least one page), zeroed and
+  /// page-aligned; throws NetError when the system refuses it.
+  void *allocate(size_t Bytes);
+  /// Frees a buffer allocate() returned; false when Ptr is not one.
+  bool release(void *Ptr);
+  /// Whether Ptr starts a buffer of allocate().
+  bool owns(const void *Ptr) const;
+  /// The buffer holding every run of Runs, if one does.
+  bool find(std::span<const host::Run> Runs, host::SharedSpan &Span) const override;
+  /// This process's descriptor of its probe, a memory file a sender
+  /// fetches to learn whether it can map this process's buffers; -1 where
+  /// the system has no memory files.
+  int probeFd();
+
+private:
+  SharedBuffers() = default;
+
+  struct Buffer {
+    uint64_t Id;
+    int Fd;
+    size_t Bytes;
+  };
+  mutable std::mutex Lock;
+  /// By the address where this process maps them.
+  std::map<uintptr_t, Buffer> Buffers;
+  uint64_t NextId = 1;
+  int Probe = -2; ///< -2: not made yet.
+};
+
+/// A sender's mappings of one receiving process's buffers.
+class PeerBuffers final : public host::PeerMemory {
+public:
+  /// Opens process Pid and fetches its probe ProbeFd; whyNot() says why its
+  /// buffers cannot be mapped, if they cannot.
+  PeerBuffers(pid_t Pid, int ProbeFd);
+  ~PeerBuffers();
+  PeerBuffers(const PeerBuffers &) = delete;
+  PeerBuffers &operator=(const PeerBuffers &) = delete;
+
+  const std::string &whyNot() const { return WhyNot; }
+  /// This process's mapping of the receiver's buffer Span, made the first
+  /// time; null where it cannot be mapped, or is not what Span says.
+  std::shared_ptr<std::byte> map(const host::SharedSpan &Span) override;
+
+private:
+  /// Fetches descriptor Fd of the receiver, if it is the memory file named
+  /// Name; else -1, and why not in Why where it is not null.
+  int fetch(int Fd, const std::string &Name, std::string *Why) const;
+
+  int PidFd = -1;
+  std::string WhyNot;
+  std::mutex Lock;
+  struct Mapping {
+    uint64_t Id;
+    std::shared_ptr<std::byte> View;
+  };
+  /// The newest last; at most MaxMappings, so that a receiver that
+  /// allocates and frees buffers for ever does not pin memory for ever.
+  std::deque<Mapping> Mappings;
+  static constexpr size_t MaxMappings = 64;
+};
+
+} // namespace cclc::net
