@@ -401,7 +401,8 @@ ncclResult_t ncclMemAlloc(void **Pointer, size_t Size) {
   if (!Pointer)
     return fail(ncclInvalidArgument, "ptr is null");
   // On a machine with a usable device, device memory as NCCL gives; else
-  // host memory, which every call of this library takes.
+  // host memory that the ranks of the host map, which every call of this
+  // library takes and its single copies write into with memcpy.
   int Devices = 0;
   if (cudaGetDeviceCount(&Devices) == cudaSuccess && Devices > 0)
     return cudaMalloc(Pointer, Size) == cudaSuccess
@@ -409,17 +410,18 @@ ncclResult_t ncclMemAlloc(void **Pointer, size_t Size) {
                : fail(ncclUnhandledCudaError, "cudaMalloc of " + std::to_string(Size) +
                                                   " bytes failed");
   cudaGetLastError();
-  *Pointer = std::aligned_alloc(4096, (std::max<size_t>(Size, 1) + 4095) / 4096 * 4096);
-  return *Pointer ? ncclSuccess
-                  : fail(ncclSystemError, "out of memory for " + std::to_string(Size) + " bytes");
+  return cclcMemAlloc(Pointer, Size) == cclcSuccess
+             ? ncclSuccess
+             : fail(ncclSystemError, std::string("cclcMemAlloc: ") + cclcGetLastError(nullptr));
 }
 
 ncclResult_t ncclMemFree(void *Pointer) {
   if (isDeviceMemory(Pointer))
     return cudaFree(Pointer) == cudaSuccess ? ncclSuccess
                                             : fail(ncclUnhandledCudaError, "cudaFree failed");
-  std::free(Pointer);
-  return ncclSuccess;
+  return cclcMemFree(Pointer) == cclcSuccess
+             ? ncclSuccess
+             : fail(ncclInvalidArgument, std::string("cclcMemFree: ") + cclcGetLastError(nullptr));
 }
 
 /// A registration: cclc copies through its own buffers, so it only checks

@@ -8,7 +8,8 @@
 |*                                                                            *|
 |*   nccl-host-check NRANKS CASE                                              *|
 |*                                                                            *|
-|* CASE: collectives (every collective, datatype and operator), groups      *|
+|* CASE: collectives (every collective, datatype and operator; an allgather   *|
+|* into ncclMemAlloc's memory), groups                                        *|
 |* (collectives fused in a group, send/recv rings), split (ncclCommSplit),   *|
 |* initall (ncclCommInitAll driven from one thread), errors (refused        *|
 |* arguments), abort (ncclCommAbort of a call stuck on another thread),     *|
@@ -218,6 +219,19 @@ static void collectives(ncclComm_t Comm) {
     free(Got);
     free(Sent);
   }
+  /* allgather into memory from ncclMemAlloc, in messages large enough to be
+   * written straight into it */
+  const size_t Large = 1 << 16;
+  float *Mine = NULL, *All = NULL;
+  CHECK(ncclMemAlloc((void **)&Mine, Large * sizeof(float)));
+  CHECK(ncclMemAlloc((void **)&All, Large * NRanks * sizeof(float)));
+  for (size_t I = 0; I < Large; ++I)
+    Mine[I] = (float)(Rank * 7 + I % 5);
+  CHECK(ncclAllGather(Mine, All, Large, ncclFloat32, Comm, 0));
+  for (size_t I = 0; I < Large * NRanks; ++I)
+    expect(All[I] == (float)(I / Large * 7 + I % Large % 5), "allgather into ncclMemAlloc", I);
+  CHECK(ncclMemFree(Mine));
+  CHECK(ncclMemFree(All));
 }
 
 static void groups(ncclComm_t Comm) {

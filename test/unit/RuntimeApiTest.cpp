@@ -16,6 +16,7 @@
 
 #include "plan/Verifier.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <set>
@@ -109,6 +110,26 @@ TEST(Init, FromEnvironmentSaysWhatToSet) {
   cclcComm_t Comm = nullptr;
   EXPECT_EQ(cclcCommInitFromEnvironment(&Comm), cclcInvalidUsage);
   EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("mpirun"), std::string::npos);
+}
+
+TEST(MemAlloc, GivesZeroedPagesAndFreesOnlyItsOwn) {
+  EXPECT_EQ(cclcMemAlloc(nullptr, 16), cclcInvalidArgument);
+  void *P = nullptr;
+  ASSERT_EQ(cclcMemAlloc(&P, 10000), cclcSuccess);
+  ASSERT_NE(P, nullptr);
+  EXPECT_EQ(uintptr_t(P) % 4096, 0u);
+  auto *Bytes = static_cast<unsigned char *>(P);
+  EXPECT_TRUE(std::all_of(Bytes, Bytes + 10000, [](unsigned char B) { return B == 0; }));
+  Bytes[9999] = 1;
+  int Local = 0;
+  EXPECT_EQ(cclcMemFree(&Local), cclcInvalidArgument);
+  EXPECT_NE(std::string(cclcGetLastError(nullptr)).find("not memory from cclcMemAlloc"),
+            std::string::npos)
+      << cclcGetLastError(nullptr);
+  EXPECT_EQ(cclcMemFree(Bytes + 1), cclcInvalidArgument);
+  EXPECT_EQ(cclcMemFree(P), cclcSuccess);
+  EXPECT_EQ(cclcMemFree(P), cclcInvalidArgument) << "a second free";
+  EXPECT_EQ(cclcMemFree(nullptr), cclcSuccess);
 }
 
 TEST_F(OneRank, CountAndRank) {

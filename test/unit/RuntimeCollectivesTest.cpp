@@ -6,7 +6,8 @@
 // f32, bf16 and i32 for the others, every operator on sizes 0, 1 and 1001,
 // and the sum on an odd size of several rounds, out of place and in place. Jobs run over shared
 // memory, over shared memory with every message the receiver's buffer can take written there by
-// the sender (single copy), and over TCP, on 2 to 8 ranks. One more job checks a 64 MiB
+// the sender (single copy), the same into buffers from cclcMemAlloc that the sender maps, and
+// over TCP, on 2 to 8 ranks. One more job checks a 64 MiB
 // allreduce on four ranks.
 //
 //===----------------------------------------------------------------------===//
@@ -106,12 +107,19 @@ TEST_P(LibraryAlgorithms, EveryElementIsRight) {
   // Every collective has a ring; pow2 algorithms join where they fit.
   ASSERT_GE(Plans.size(), 6u);
   runJob(NRanks, [&](cclcComm_t Control, int Rank) {
+    int PeerMappings = 0;
     for (const LibraryPlan &P : Plans) {
       cclcComm_t Comm = newComm(Control);
       ok(cclcCommLoadPlanText(Comm, P.Text.data(), P.Text.size()), "loading " + P.Name);
       runMatrix(Comm, P, Rank, NRanks);
+      // The matrix's buffers are freed: what is left of cclcMemAlloc's
+      // memory here is the peers' buffers this rank wrote into.
+      PeerMappings += bufferMappings();
       ok(cclcCommDestroy(Comm), "destroying the communicator of " + P.Name);
     }
+    expect(mappedBuffers() == (PeerMappings > 0),
+           "rank " + std::to_string(Rank) + " mapped " + std::to_string(PeerMappings) +
+               " buffers of its peers");
     // The control communicator has no plans: every call falls back on the
     // library's rings, built for each root.
     for (CollectiveKind Collective :
@@ -134,6 +142,10 @@ INSTANTIATE_TEST_SUITE_P(SingleCopy, LibraryAlgorithms,
                          ::testing::Values(JobCase{2, "shm_single_copy"},
                                            JobCase{3, "shm_single_copy"},
                                            JobCase{8, "shm_single_copy"}),
+                         jobName);
+INSTANTIATE_TEST_SUITE_P(Mapped, LibraryAlgorithms,
+                         ::testing::Values(JobCase{2, "shm_mapped"}, JobCase{3, "shm_mapped"},
+                                           JobCase{8, "shm_mapped"}),
                          jobName);
 
 TEST(LargeMessages, AllReduce64MiBOnFourRanks) {

@@ -23,7 +23,8 @@ using std::chrono::milliseconds;
 
 /// Checks, on a rank whose peer failed, that Result is an error that says
 /// so, and that the communicator now refuses calls; then aborts it.
-void expectFailed(cclcComm_t Comm, cclcResult_t Result, std::vector<float> &Buffer) {
+template <class Floats>
+void expectFailed(cclcComm_t Comm, cclcResult_t Result, Floats &Buffer) {
   expect(Result == cclcRemoteError || Result == cclcTimeout,
          std::string("the failing call returned ") + cclcGetErrorString(Result));
   std::string Why = cclcGetLastError(Comm);
@@ -39,8 +40,8 @@ void expectFailed(cclcComm_t Comm, cclcResult_t Result, std::vector<float> &Buff
 class Faults : public ::testing::TestWithParam<const char *> {};
 
 /// A collective of the test's: Count floats of Send per rank into Recv.
-using Collective = std::function<cclcResult_t(const std::vector<float> &Send,
-                                              std::vector<float> &Recv, cclcComm_t Comm)>;
+using Collective = std::function<cclcResult_t(const TestBuffer<float> &Send,
+                                              TestBuffer<float> &Recv, cclcComm_t Comm)>;
 
 /// Runs Call on 4 ranks of Transport until rank 2 is killed, and checks that
 /// every other rank's call fails within the timeout, that its communicator
@@ -57,7 +58,7 @@ void killMidCollective(const char *TransportName, int RecvPerSend, const Collect
       [&](int Rank, const cclcUniqueId &Id) {
         cclcComm_t Comm = nullptr;
         ok(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
-        std::vector<float> Send(1 << 20, 1.0f), Recv(Send.size() * RecvPerSend);
+        TestBuffer<float> Send(1 << 20, 1.0f), Recv(Send.size() * RecvPerSend);
         auto Once = [&] { return Call(Send, Recv, Comm); };
         ok(Once(), "the first call");
         cclcResult_t Result = callUntilPeerDies(Rank, Victim, KillAfter, Timeout + Slack, Once);
@@ -127,7 +128,8 @@ TEST_P(Faults, AbortFromAnotherThreadStopsTheCallAndThePeersAtOnce) {
   });
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, Faults, ::testing::Values("shm", "shm_single_copy", "tcp"),
+INSTANTIATE_TEST_SUITE_P(Transports, Faults,
+                         ::testing::Values("shm", "shm_single_copy", "shm_mapped", "tcp"),
                          [](const auto &Info) { return std::string(Info.param); });
 
 } // namespace

@@ -23,9 +23,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <sstream>
 #include <stdexcept>
@@ -158,19 +161,80 @@ inline void runJob(int NRanks, const JobBody &Body,
 
 using net::test::ScopedEnv;
 
-/// A transport for a test's ranks, by name: "shm", "tcp", or
+/// Whether the tests' buffers (TestBuffer) come from cclcMemAlloc, which
+/// the ranks of a host map, rather than the heap. Set before the ranks fork.
+inline bool &mappedBuffers() {
+  static bool Mapped = false;
+  return Mapped;
+}
+
+/// A test's buffer of Count elements of T, each Value: from cclcMemAlloc
+/// where mappedBuffers() says so, else from the heap.
+template <class T> class TestBuffer {
+public:
+  explicit TestBuffer(size_t Count, T Value = T()) : Count(Count), Mapped(mappedBuffers()) {
+    void *P = nullptr;
+    if (Mapped)
+      ok(cclcMemAlloc(&P, std::max<size_t>(Count, 1) * sizeof(T)), "cclcMemAlloc");
+    else
+      P = ::operator new(std::max<size_t>(Count, 1) * sizeof(T));
+    Data = static_cast<T *>(P);
+    std::fill(Data, Data + Count, Value);
+  }
+  ~TestBuffer() {
+    if (Mapped)
+      cclcMemFree(Data);
+    else
+      ::operator delete(Data);
+  }
+  TestBuffer(const TestBuffer &) = delete;
+  TestBuffer &operator=(const TestBuffer &) = delete;
+
+  T *data() const { return Data; }
+  size_t size() const { return Count; }
+  T *begin() const { return Data; }
+  T *end() const { return Data + Count; }
+
+private:
+  T *Data;
+  size_t Count;
+  bool Mapped;
+};
+
+/// How many mappings of buffers from cclcMemAlloc this process holds
+/// (/proc/self/maps names them by their memory files): its own, and those
+/// of peers it wrote into.
+inline int bufferMappings() {
+  FILE *Maps = std::fopen("/proc/self/maps", "r");
+  int N = 0;
+  char Line[512];
+  while (Maps && std::fgets(Line, sizeof Line, Maps))
+    N += std::strstr(Line, "/memfd:cclc-buffer-") != nullptr;
+  if (Maps)
+    std::fclose(Maps);
+  return N;
+}
+
+/// A transport for a test's ranks, by name: "shm", "tcp",
 /// "shm_single_copy", shared memory with every message of a collective that
 /// lands in the receiver's buffer written there by the sender in one copy
-/// (CCLC_SINGLE_COPY=1) rather than through a slot.
+/// (CCLC_SINGLE_COPY=1) rather than through a slot, or "shm_mapped", the
+/// same into buffers from cclcMemAlloc, which the sender maps.
 class ScopedTransport {
 public:
   explicit ScopedTransport(const std::string &Name)
       : Transport("CCLC_TRANSPORT", Name.substr(0, Name.find('_'))),
-        SingleCopy("CCLC_SINGLE_COPY",
-                   Name == "shm_single_copy" ? std::optional<std::string>("1") : std::nullopt) {}
+        SingleCopy("CCLC_SINGLE_COPY", Name == "shm_single_copy" || Name == "shm_mapped"
+                                           ? std::optional<std::string>("1")
+                                           : std::nullopt),
+        WasMapped(mappedBuffers()) {
+    mappedBuffers() = Name == "shm_mapped";
+  }
+  ~ScopedTransport() { mappedBuffers() = WasMapped; }
 
 private:
   ScopedEnv Transport, SingleCopy;
+  bool WasMapped;
 };
 
 /// Runs C out of place and in place on rank Rank of Comm with checked
@@ -178,7 +242,7 @@ private:
 inline void runChecked(cclcComm_t Comm, const perf::Call &C, int Rank, int NRanks) {
   perf::Extents E = perf::extents(C.Collective, C.Count, NRanks);
   size_t ElemBytes = 8; // the largest type: enough for any
-  std::vector<std::byte> Send(E.Send * ElemBytes + 1), Recv(E.Recv * ElemBytes + 1);
+  TestBuffer<std::byte> Send(E.Send * ElemBytes + 1), Recv(E.Recv * ElemBytes + 1);
   for (bool InPlace : {false, true}) {
     perf::CallBuffers B = perf::placeBuffers(C, Rank, InPlace, Send.data(), Recv.data());
     perf::fillInput(C, Rank, NRanks, B.Input);
