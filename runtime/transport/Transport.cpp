@@ -135,10 +135,14 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
     Created[Peer] = Seg;
     P.Offer = Seg->name();
     const host::Waiter *W = addWaiter(Seg->abortWord(), Patience, addBoard(/*Side=*/0));
+    SenderBuffers *Reads =
+        (SenderMemory[Peer] = std::make_unique<SenderBuffers>([Seg] { return Seg->senderProcess(); }))
+            .get();
     for (uint32_t I = 0; I < P.Recvs.size(); ++I) {
       host::Inbox &In = Ins[{Peer, P.Recvs[I]}] = host::Inbox{Seg->fifo(I), Peer, W, &Call};
       In.DirectMin = SingleCopyMin;
       In.Shared = &SharedBuffers::process();
+      In.SenderMemory = Reads;
     }
   }
 }
@@ -153,17 +157,20 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
   // Both sides have mapped the segment: its name is no longer needed.
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
   const host::Waiter *W = addWaiter(Seg.abortWord(), Patience, addBoard(/*Side=*/1));
+  Seg.introduceSender();
   auto [Pid, WhyNot] = Seg.receiverProcess();
   PeerBuffers *Mapped = nullptr;
   if (Pid) {
     Mapped = (PeerMemory[Peer] = std::make_unique<PeerBuffers>(Pid, Seg.receiverProbe())).get();
     SingleCopy[Peer] = "messages of " + std::to_string(Seg.singleCopyMin()) +
-                       " bytes and more are written straight into its buffers: " +
+                       " bytes and more go in one copy: " +
                        (Mapped->whyNot().empty()
-                            ? "with memcpy into those from cclcMemAlloc, which this process "
-                              "maps, else with process_vm_writev"
-                            : "with process_vm_writev (its buffers from cclcMemAlloc cannot be "
-                              "mapped: " +
+                            ? "read by it from this rank's buffers from cclcMemAlloc, which it "
+                              "maps, where they stay put until the call ends, or written into "
+                              "its buffers with memcpy where they come from cclcMemAlloc (this "
+                              "process maps them), else with process_vm_writev"
+                            : "written into its buffers with process_vm_writev (its buffers "
+                              "from cclcMemAlloc cannot be mapped: " +
                                   Mapped->whyNot() + ")");
   } else {
     SingleCopy[Peer] = "every message goes through the FIFO's slots: " + WhyNot;
@@ -173,6 +180,7 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
     Out.DirectPid = Pid;
     Out.DirectMin = Seg.singleCopyMin();
     Out.Mapped = Mapped;
+    Out.Own = &SharedBuffers::process();
   }
 }
 

@@ -49,6 +49,7 @@
 namespace cclc::net {
 
 class PeerBuffers;
+class SenderBuffers;
 class ShmSegment;
 class TcpProxy;
 
@@ -120,6 +121,9 @@ private:
   /// For each shared-memory peer this rank writes into, its buffers from
   /// cclcMemAlloc as this process maps them.
   std::map<int, std::unique_ptr<PeerBuffers>> PeerMemory;
+  /// For each shared-memory peer this rank receives from, its buffers, for
+  /// the messages it leaves there.
+  std::map<int, std::unique_ptr<SenderBuffers>> SenderMemory;
   /// Each segment's call board, as this rank's side sees it; stable
   /// addresses, since the segment's waiter checks stalls with it.
   std::deque<CallBoard> Boards;

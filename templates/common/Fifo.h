@@ -53,7 +53,7 @@ static_assert(sizeof(CallStamp) == 32, "every target and the TCP frames lay a st
 
 /// The top bit of a size word that carries a call: the word of a call's
 /// first message holds its size in the low 32 bits (a collective's messages
-/// fit a slot) and a 30-bit digest of the call's stamp in bits 32 to 61, so
+/// fit a slot) and a 29-bit digest of the call's stamp in bits 32 to 60, so
 /// that the receiver checks the call in the word it reads anyway and reads
 /// the stamp itself only to describe a mismatch. Other words hold a plain
 /// size, which point-to-point messages that span slots make larger than 32
@@ -65,6 +65,12 @@ inline constexpr uint64_t StampedWord = uint64_t(1) << 63;
 /// the slot holds nothing, and the word still holds the size (and digest).
 inline constexpr uint64_t DirectWord = uint64_t(1) << 62;
 
+/// The bit of a size word whose message stays in the sender's buffer, which
+/// the receiver maps and reads it from (host/Connection.h): the slot holds
+/// where (a MessageReference), and the word still holds the size (and
+/// digest). The receiver's release of the slot says it has read the message.
+inline constexpr uint64_t ReferenceWord = uint64_t(1) << 61;
+
 /// The bits of the size word of S's first message that are not its size.
 CCLC_HD inline uint64_t stampDigest(const CallStamp &S) {
   uint64_t H = (S.Seq * 0x9e3779b97f4a7c15ull) ^ S.Count;
@@ -73,21 +79,23 @@ CCLC_HD inline uint64_t stampDigest(const CallStamp &S) {
       ((uint64_t(uint32_t(S.Root)) << 24) | (uint64_t(S.Collective) << 16) |
        (uint64_t(S.Type) << 8) | S.Op);
   H = (H ^ (H >> 31)) * 0x9e3779b97f4a7c15ull;
-  return StampedWord | (H & 0x3fffffff00000000ull);
+  return StampedWord | (H & 0x1fffffff00000000ull);
 }
 
 /// The stamp's digest a size word carries; 0 for none.
 CCLC_HD inline uint64_t wordDigest(uint64_t Word) {
-  return Word & StampedWord ? Word & ~(DirectWord | 0xffffffffull) : 0;
+  return Word & StampedWord ? Word & ~(DirectWord | ReferenceWord | 0xffffffffull) : 0;
 }
 
 /// The message size a size word holds.
 CCLC_HD inline uint64_t wordBytes(uint64_t Word) {
-  return Word & StampedWord ? Word & 0xffffffffull : Word & ~DirectWord;
+  return Word & StampedWord ? Word & 0xffffffffull : Word & ~(DirectWord | ReferenceWord);
 }
 
 /// Whether a size word's message was written straight into the receiver's buffer.
 CCLC_HD inline bool wordDirect(uint64_t Word) { return (Word & DirectWord) != 0; }
+/// Whether a size word's message is to be read from the sender's buffer.
+CCLC_HD inline bool wordReference(uint64_t Word) { return (Word & ReferenceWord) != 0; }
 
 /// Bytes of a FIFO's counters: the sender's Tail and the receiver's Head,
 /// each on a cache line of its own, and a line for the receiver's offer of

@@ -126,6 +126,36 @@ template <class T> struct ProgramBuffers {
   }
 };
 
+/// Whether no step of Steps from step I on (of Count) writes memory that
+/// Src shares: what step I sends from Src then stays there until the call
+/// ends, since later rounds work on other elements and channels on other
+/// chunks.
+template <class T>
+CCLC_HD bool unwrittenAfter(const ProgramStep *Steps, uint32_t I, uint32_t Count,
+                            const ProgramBuffers<T> &Bufs, const SliceRef &Src) {
+  for (uint32_t J = I; J < Count; ++J)
+    if (Steps[J].Op != OpKind::Send && Bufs.overlap(Src, Steps[J].Dst))
+      return false;
+  return true;
+}
+
+/// Whether a target's primitives let a receiver read a message where its
+/// sender keeps it, and so take with each slice a step sends whether it is
+/// Stable (the host's, between processes that map each other's buffers).
+template <class Prims>
+inline constexpr bool ReadsInPlace = requires { requires Prims::ReadsInPlace; };
+
+/// The slice step I sends from Src, marked Stable where the target reads in
+/// place and no later step writes it.
+template <class Prims, class T>
+CCLC_HD Slice<const T> sentSlice(const ProgramStep *Steps, uint32_t I, uint32_t Count,
+                                 const ProgramBuffers<T> &Bufs, const SliceRef &Src) {
+  Slice<const T> S = Bufs.source(Src);
+  if constexpr (ReadsInPlace<Prims>)
+    S.Stable = unwrittenAfter(Steps, I, Count, Bufs, Src);
+  return S;
+}
+
 /// Whether S receives a whole message into Dst, unmixed with what Dst held:
 /// a message a sender may write there itself.
 CCLC_HD constexpr bool receivesWhole(const ProgramStep &S) {
@@ -148,10 +178,11 @@ CCLC_HD void runStep(const ProgramStep *Steps, uint32_t I, uint32_t Count,
     // sendBeforeReceive), when the send does not read it.
     if (I + 1 < Count && receivesWhole(Steps[I + 1]) && !Bufs.overlap(S.Src, Steps[I + 1].Dst))
       Prims::template sendBeforeReceive<T, Op>(
-          Links.out(S.SendPeer, Channel), Bufs.source(S.Src),
+          Links.out(S.SendPeer, Channel), sentSlice<Prims>(Steps, I, Count, Bufs, S.Src),
           Links.in(Steps[I + 1].RecvPeer, Channel), Bufs.destination(Steps[I + 1].Dst));
     else
-      Prims::template send<T, Op>(Links.out(S.SendPeer, Channel), Bufs.source(S.Src));
+      Prims::template send<T, Op>(Links.out(S.SendPeer, Channel),
+                                  sentSlice<Prims>(Steps, I, Count, Bufs, S.Src));
     break;
   case OpKind::Recv:
     Prims::template recv<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
@@ -175,11 +206,13 @@ CCLC_HD void runStep(const ProgramStep *Steps, uint32_t I, uint32_t Count,
     break;
   case OpKind::Exchange:
     Prims::template exchange<T, Op>(Links.out(S.SendPeer, Channel), Links.in(S.RecvPeer, Channel),
-                                    Bufs.source(S.Src), Bufs.destination(S.Dst));
+                                    sentSlice<Prims>(Steps, I, Count, Bufs, S.Src),
+                                    Bufs.destination(S.Dst));
     break;
   case OpKind::ExchangeReduce:
     Prims::template exchangeReduce<T, Op>(Links.out(S.SendPeer, Channel),
-                                          Links.in(S.RecvPeer, Channel), Bufs.source(S.Src),
+                                          Links.in(S.RecvPeer, Channel),
+                                          sentSlice<Prims>(Steps, I, Count, Bufs, S.Src),
                                           Bufs.destination(S.Dst));
     break;
   }

@@ -31,6 +31,9 @@ template <class T> struct Slice {
   int32_t Units = 1;
   int32_t Chunk = 0;
   int32_t Count = 0;
+  /// Set on a slice a step sends when nothing writes it again before the
+  /// call ends (common/Program.h): its receiver may read it where it lies.
+  bool Stable = false;
 
   CCLC_HD size_t elems() const { return Grid->sliceElems(Units, Chunk, Count); }
   CCLC_HD size_t bytes() const { return elems() * sizeof(T); }

@@ -292,14 +292,29 @@ protected:
   ~SharedIndex() = default;
 };
 
-/// The sender's side: its own mapping of a receiver's buffer, or null where
-/// it cannot map it. The mapping lasts while the pointer is held.
+/// One side's mappings of its peer's buffers: the sender's, of the
+/// receiver's buffers it writes into, and the receiver's, of the sender's
+/// buffers it reads messages from (MessageReference).
 class PeerMemory {
 public:
+  /// Whether the peer's buffers can be mapped at all.
+  virtual bool usable() = 0;
+  /// This process's mapping of the peer's buffer Span, or null where it
+  /// cannot be mapped. The mapping lasts while the pointer is held.
   virtual std::shared_ptr<std::byte> map(const SharedSpan &Span) = 0;
 
 protected:
   ~PeerMemory() = default;
+};
+
+/// What the slot of a message that stays in the sender's buffer holds: the
+/// buffer, as the sender maps it, and the message's address there.
+struct MessageReference {
+  SharedSpan Buffer;
+  uint64_t Addr = 0;
+  /// The smallest message sent so: its trailer (MessageTrailer) lies past
+  /// the reference.
+  static constexpr size_t MinBytes = 64;
 };
 
 /// Where a receiver asks the sender to write its next message: up to two
@@ -315,6 +330,9 @@ struct DirectOffer {
   uint64_t Addr[2] = {0, 0};
   uint64_t Bytes[2] = {0, 0};
   SharedSpan Shared;
+  /// Raised once the receiver can map the sender's buffers: the sender may
+  /// then leave large messages there (MessageReference).
+  std::atomic<uint32_t> ReadsSender{0};
 };
 /// The bit of DirectOffer::Seq a sender sets while it writes.
 inline constexpr uint64_t OfferClaimed = uint64_t(1) << 63;
@@ -400,6 +418,12 @@ struct Outbox {
   /// Maps the receiver's buffers where it offers mapped memory, so that a
   /// message is copied into them without a system call; may be null.
   PeerMemory *Mapped = nullptr;
+  /// This process's buffers, where a receiver that maps them may read a
+  /// message the sender leaves in place; null where none may (TCP).
+  const SharedIndex *Own = nullptr;
+  /// The Tail after the last message left in the sender's buffer whose
+  /// read has not been awaited; 0 for none.
+  uint64_t ReadsPending = 0;
   /// The receiver's Head as last read: while it leaves a slot free, the
   /// sender does not read the receiver's cache line.
   uint64_t SeenHead = 0;
@@ -445,7 +469,7 @@ struct Outbox {
         Remote[NRemote++] = {reinterpret_cast<void *>(uintptr_t(O.Addr[I])), size_t(O.Bytes[I])};
     if (writeMapped(O.Shared, Local, NLocal, Remote, NRemote)) {
       acquire();
-      post(Bytes, /*Direct=*/true);
+      post(Bytes, kern::DirectWord);
       return true;
     }
     ssize_t Written = ::process_vm_writev(DirectPid, Local, NLocal, Remote, NRemote, 0);
@@ -457,8 +481,40 @@ struct Outbox {
                                        : std::to_string(Written) + " written") +
                           "); it has probably died");
     acquire();
-    post(Bytes, /*Direct=*/true);
+    post(Bytes, kern::DirectWord);
     return true;
+  }
+
+  /// Leaves the message R in this process's buffer for the receiver to
+  /// read, posting where it lies, when the receiver maps this process's
+  /// buffers, R lies in one and is large; false, having done nothing,
+  /// otherwise. The caller must leave R unwritten until awaitReads().
+  bool sendReference(const Run &R) {
+    if (!Own || R.Bytes < DirectMin || R.Bytes < MessageReference::MinBytes ||
+        Q.SlotBytes < R.Bytes || !Q.Header->Offer.ReadsSender.load(std::memory_order_relaxed))
+      return false;
+    MessageReference Ref;
+    if (!Own->find({&R, 1}, Ref.Buffer))
+      return false;
+    Ref.Addr = uint64_t(uintptr_t(R.Ptr));
+    std::memcpy(acquire(), &Ref, sizeof Ref);
+    post(R.Bytes, kern::ReferenceWord);
+    ReadsPending = Q.Header->Tail.load(std::memory_order_relaxed);
+    return true;
+  }
+  /// Waits until the receiver has read every message left in this
+  /// process's buffers (sendReference): before the call that sent them
+  /// returns and its caller may change them.
+  void awaitReads() {
+    if (!ReadsPending)
+      return;
+    Wait->until(
+        [&] {
+          SeenHead = Q.Header->Head.load(std::memory_order_acquire);
+          return SeenHead >= ReadsPending;
+        },
+        "have its buffer read by", Peer, {&Q.Header->Head});
+    ReadsPending = 0;
   }
 
   /// Copies the runs Local into the receiver's runs Remote through this
@@ -521,16 +577,18 @@ struct Outbox {
     SeenHead = Q.Header->Head.load(std::memory_order_acquire);
     return Tail - SeenHead < Q.NumSlots;
   }
-  /// Publishes the acquired slot holding Bytes bytes, or, when Direct, a
-  /// message of Bytes bytes already in the receiver's buffer.
-  void post(size_t Bytes, bool Direct = false) {
+  /// Publishes the acquired slot holding Bytes bytes, or a message of Bytes
+  /// bytes already in the receiver's buffer (Where: kern::DirectWord), or
+  /// left in the sender's (kern::ReferenceWord, the slot saying where).
+  void post(size_t Bytes, uint64_t Where = 0) {
+    bool Direct = Where == kern::DirectWord;
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
     uint64_t Word = Bytes;
     if (Call && Call->Seq != Stamped) {
       Word = kern::stampDigest(*Call) | (Bytes & 0xffffffffull);
       Stamped = Call->Seq;
     }
-    Word |= Direct ? kern::DirectWord : 0;
+    Word |= Where;
     Q.Sizes[Tail % Q.NumSlots] = Word;
     if (MessageTrailer T(Bytes, Q.SlotBytes); T.Present && !Direct) {
       std::byte *At = Q.slot(Tail) + T.Offset;
@@ -556,6 +614,14 @@ struct Inbox {
   size_t DirectMin = 0;
   /// Tells which offered buffers the sender may map; may be null.
   const SharedIndex *Shared = nullptr;
+  /// Maps the sender's buffers, to read the messages it leaves there
+  /// (MessageReference); null where none may be read (TCP).
+  PeerMemory *SenderMemory = nullptr;
+  /// Whether this side has asked whether it can map the sender's buffers
+  /// (and said so in DirectOffer::ReadsSender).
+  bool AskedReads = false;
+  /// The mapping the message peek() returned lies in, if it is a reference.
+  std::shared_ptr<std::byte> Reading;
   /// The offer last made (DirectOffer::Seq), withdrawn if the receive fails.
   uint64_t Offered = 0;
   /// The size word of the message peek() returned.
@@ -664,7 +730,32 @@ struct Inbox {
                           std::to_string(Peer) + " where the schedule expects " +
                           std::to_string(Bytes) +
                           "; the ranks run different plans or kernels");
+    if (!AskedReads && SenderMemory && DirectMin && Bytes >= DirectMin) {
+      // The sender has posted, so it has said who it is: whether its
+      // buffers can be mapped is known now.
+      AskedReads = true;
+      if (SenderMemory->usable())
+        Q.Header->Offer.ReadsSender.store(1, std::memory_order_relaxed);
+    }
+    if (kern::wordReference(Word))
+      return referenced(Q.slot(Head), Bytes);
     return Q.slot(Head);
+  }
+  /// Where the message of Bytes bytes that Slot refers to lies in this
+  /// process's mapping of the sender's buffer.
+  const std::byte *referenced(const std::byte *Slot, size_t Bytes) {
+    MessageReference Ref;
+    std::memcpy(&Ref, Slot, sizeof Ref);
+    const SharedSpan &B = Ref.Buffer;
+    uint64_t At = Ref.Addr - B.Base;
+    if (SenderMemory && Ref.Addr >= B.Base && At <= B.Bytes && Bytes <= B.Bytes - At)
+      Reading = SenderMemory->map(B);
+    if (!Reading)
+      throw CommError(CommStatus::Aborted,
+                      "cannot map the buffer of rank " + std::to_string(Peer) +
+                          " that holds its message of " + std::to_string(Bytes) +
+                          " bytes; it has probably died");
+    return Reading.get() + At;
   }
   /// True when a message has come whatever its size (by Tail: messages
   /// taken by their flags may run ahead of it).
@@ -674,8 +765,10 @@ struct Inbox {
   }
   /// Whether the message peek() returned is already in the offered buffer.
   bool direct() const { return kern::wordDirect(Word); }
-  /// Frees the slot returned by peek().
+  /// Frees the slot returned by peek(), and tells a sender that left the
+  /// message in its buffer that it has been read.
   void release() {
+    Reading.reset();
     Q.Header->Head.publish(Q.Header->Head.load(std::memory_order_relaxed) + 1);
   }
 };

@@ -20,6 +20,9 @@ struct PrimitiveTable {
   /// message that fits carries its flag with its data already
   /// (common/Protocol.h).
   using LowLatency = PrimitiveTable;
+  /// Sends learn whether their slice stays unwritten until the call ends, so
+  /// that a receiver may read it where it lies (Outbox::sendReference).
+  static constexpr bool ReadsInPlace = true;
 
   template <class T, class Op> static void send(Outbox &Out, Slice<const T> Src) {
     host::send<T, Op>(Out, Src);
@@ -79,6 +82,11 @@ void interpretChannel(const KernelArgs &Args, const kern::ProgramView &Program, 
                                  static_cast<T *>(Args.Output), static_cast<T *>(Args.Scratch)};
     kern::runSteps<PrimitiveTable, T, Op>(Steps, Count, Bufs, *Args.Net, Channel);
   });
+  // Messages left in this rank's buffers must be read before the caller
+  // gets its buffers back.
+  for (uint32_t I = 0; I < Count; ++I)
+    if (Steps[I].SendPeer >= 0)
+      Args.Net->out(Steps[I].SendPeer, Channel).awaitReads();
 }
 
 } // namespace cclc::host

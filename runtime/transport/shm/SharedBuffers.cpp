@@ -170,4 +170,24 @@ std::shared_ptr<std::byte> PeerBuffers::map(const host::SharedSpan &Span) {
   return View;
 }
 
+PeerBuffers *SenderBuffers::peer() {
+  std::lock_guard<std::mutex> Hold(Lock);
+  if (!Peer) {
+    auto [Pid, ProbeFd] = Sender();
+    if (Pid)
+      Peer = std::make_unique<PeerBuffers>(Pid, ProbeFd);
+  }
+  return Peer.get();
+}
+
+bool SenderBuffers::usable() {
+  PeerBuffers *P = peer();
+  return P && P->usable();
+}
+
+std::shared_ptr<std::byte> SenderBuffers::map(const host::SharedSpan &Span) {
+  PeerBuffers *P = peer();
+  return P ? P->map(Span) : nullptr;
+}
+
 } // namespace cclc::net

@@ -31,11 +31,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <sys/types.h>
+#include <utility>
 
 namespace cclc::net {
 
@@ -73,7 +75,9 @@ private:
   int Probe = -2; ///< -2: not made yet.
 };
 
-/// A sender's mappings of one receiving process's buffers.
+/// One process's mappings of another's buffers: a sender's, of the
+/// receiver's it writes into, or a receiver's, of the sender's it reads
+/// messages from.
 class PeerBuffers final : public host::PeerMemory {
 public:
   /// Opens process Pid and fetches its probe ProbeFd; whyNot() says why its
@@ -84,7 +88,8 @@ public:
   PeerBuffers &operator=(const PeerBuffers &) = delete;
 
   const std::string &whyNot() const { return WhyNot; }
-  /// This process's mapping of the receiver's buffer Span, made the first
+  bool usable() override { return WhyNot.empty(); }
+  /// This process's mapping of the peer's buffer Span, made the first
   /// time; null where it cannot be mapped, or is not what Span says.
   std::shared_ptr<std::byte> map(const host::SharedSpan &Span) override;
 
@@ -104,6 +109,28 @@ private:
   /// allocates and frees buffers for ever does not pin memory for ever.
   std::deque<Mapping> Mappings;
   static constexpr size_t MaxMappings = 64;
+};
+
+/// A receiver's mappings of its sender's buffers, made once the sender has
+/// said which process it is: it attaches to the receiver's FIFOs after the
+/// receiver made them, and says so before its first message.
+class SenderBuffers final : public host::PeerMemory {
+public:
+  /// The sender's process and its probe, as far as known: pid 0 while it
+  /// has not said, or where this process may not map its buffers.
+  using Identify = std::function<std::pair<pid_t, int>()>;
+  explicit SenderBuffers(Identify Sender) : Sender(std::move(Sender)) {}
+
+  bool usable() override;
+  std::shared_ptr<std::byte> map(const host::SharedSpan &Span) override;
+
+private:
+  /// The sender's buffers, once it has said who it is; null before.
+  PeerBuffers *peer();
+
+  Identify Sender;
+  std::mutex Lock;
+  std::unique_ptr<PeerBuffers> Peer;
 };
 
 } // namespace cclc::net

@@ -22,7 +22,20 @@ namespace {
 /// "cclcshm" and a layout version.
 constexpr uint32_t SegmentMagic = 0x63'73'68'04u;
 
-/// The first cache line of a segment; the two sides' call board
+/// One side of a segment as the other side finds its process: its id as
+/// it sees it, where its memory holds Mark, which tells a peer that reads
+/// it there that it may reach into that memory and that the id names the
+/// process in the peer's namespace of processes too, and its descriptor of
+/// its probe (SharedBuffers.h), which tells that its buffers from
+/// cclcMemAlloc can be mapped.
+struct ProcessCard {
+  int32_t Pid = 0;
+  int32_t ProbeFd = -1;
+  uint64_t MarkAddress = 0;
+  uint64_t Mark = 0;
+};
+
+/// The first two cache lines of a segment; the two sides' call board
 /// (CallBoard.h) and the FIFOs follow, each on cache lines of its own.
 struct SegmentHeader {
   alignas(64) std::atomic<uint32_t> Abort{0};
@@ -30,28 +43,43 @@ struct SegmentHeader {
   uint32_t NumFifos = 0;
   uint32_t NumSlots = 0;
   uint64_t SlotBytes = 0;
-  /// The receiver's process id as it sees it, and where its memory holds
-  /// Mark: what a sender reads to tell that it may write into the
-  /// receiver's memory, and that the id names the receiver in its own
-  /// namespace of processes too.
-  int32_t Pid = 0;
-  uint64_t MarkAddress = 0;
-  uint64_t Mark = 0;
   /// The smallest message the receiver offers its buffers for
   /// (CCLC_SINGLE_COPY): the senders go by it, whatever they were told.
   uint64_t SingleCopyMin = 0;
-  /// The receiver's descriptor of its probe (SharedBuffers.h): a sender
-  /// that can fetch it can map the receiver's buffers from cclcMemAlloc.
-  int32_t ProbeFd = -1;
+  /// The receiver, so that the sender can write into its buffers.
+  ProcessCard Receiver;
+  /// The sender, written when it attaches, so that the receiver can read
+  /// the messages it leaves in its buffers.
+  alignas(64) ProcessCard Sender;
 };
 
-static_assert(sizeof(SegmentHeader) == 64);
+static_assert(sizeof(SegmentHeader) == 128);
 
 /// A value only this process holds at its address: a process that reads it
 /// there through another's id has found this process.
 const uint64_t &processMark() {
   static const uint64_t Mark = randomSecret() | 1;
   return Mark;
+}
+
+/// This process, as its peers find it.
+ProcessCard thisProcess() {
+  return {int32_t(::getpid()), SharedBuffers::process().probeFd(),
+          uint64_t(uintptr_t(&processMark())), processMark()};
+}
+
+/// The process Card describes, if this process may reach into its memory
+/// (process_vm_readv) and finds it by that id; else 0 and why not.
+std::pair<pid_t, std::string> reachable(const ProcessCard &Card) {
+  uint64_t Read = 0;
+  iovec Local{&Read, sizeof Read};
+  iovec Remote{reinterpret_cast<void *>(uintptr_t(Card.MarkAddress)), sizeof Read};
+  ssize_t Got = ::process_vm_readv(pid_t(Card.Pid), &Local, 1, &Remote, 1, 0);
+  if (Got < 0)
+    return {0, std::string("reading its memory failed: ") + std::strerror(errno)};
+  if (Got != ssize_t(sizeof Read) || Read != Card.Mark)
+    return {0, "its process id names another process here (separate process namespaces)"};
+  return {pid_t(Card.Pid), ""};
 }
 
 size_t fifoStride(uint32_t NumSlots, size_t SlotBytes) {
@@ -107,11 +135,8 @@ std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t
   H->NumFifos = NumFifos;
   H->NumSlots = NumSlots;
   H->SlotBytes = SlotBytes;
-  H->Pid = int32_t(::getpid());
-  H->MarkAddress = uint64_t(uintptr_t(&processMark()));
-  H->Mark = processMark();
   H->SingleCopyMin = SingleCopyMin;
-  H->ProbeFd = SingleCopyMin ? SharedBuffers::process().probeFd() : -1;
+  H->Receiver = thisProcess();
   CallBoard::init(Seg->boardMemory());
   for (uint32_t I = 0; I < NumFifos; ++I)
     host::Fifo::place(static_cast<std::byte *>(Seg->Base) + fifosOffset() +
@@ -184,18 +209,20 @@ std::pair<pid_t, std::string> ShmSegment::receiverProcess() const {
   const SegmentHeader &H = header(Base);
   if (!H.SingleCopyMin)
     return {0, "the receiver has CCLC_SINGLE_COPY=0"};
-  uint64_t Read = 0;
-  iovec Local{&Read, sizeof Read};
-  iovec Remote{reinterpret_cast<void *>(uintptr_t(H.MarkAddress)), sizeof Read};
-  ssize_t Got = ::process_vm_readv(pid_t(H.Pid), &Local, 1, &Remote, 1, 0);
-  if (Got < 0)
-    return {0, std::string("reading its memory failed: ") + std::strerror(errno)};
-  if (Got != ssize_t(sizeof Read) || Read != H.Mark)
-    return {0, "its process id names another process here (separate process namespaces)"};
-  return {pid_t(H.Pid), ""};
+  return reachable(H.Receiver);
 }
 
-int ShmSegment::receiverProbe() const { return int(header(Base).ProbeFd); }
+std::pair<pid_t, int> ShmSegment::senderProcess() const {
+  const ProcessCard &Sender = header(Base).Sender;
+  if (!Sender.Pid)
+    return {0, -1};
+  auto [Pid, WhyNot] = reachable(Sender);
+  return {Pid, Sender.ProbeFd};
+}
+
+void ShmSegment::introduceSender() { header(Base).Sender = thisProcess(); }
+
+int ShmSegment::receiverProbe() const { return int(header(Base).Receiver.ProbeFd); }
 
 void ShmSegment::unlink() {
   if (Linked)

@@ -13,7 +13,9 @@
 // the sender can write messages straight into the receiver's buffers, and an
 // abort word that both sides' Waiters watch: a rank that fails raises it (to its rank + 1) and the other
 // side stops at once; a rank that dies cannot, and the other side's waits
-// time out instead. The two sides' call board follows (CallBoard.h).
+// time out instead. The second holds the sender's process id, written when
+// it attaches, so that the receiver can read messages the sender leaves in
+// its buffers. The two sides' call board follows (CallBoard.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -68,6 +70,13 @@ public:
   std::pair<pid_t, std::string> receiverProcess() const;
   /// The receiver's descriptor of its probe (SharedBuffers.h); -1 for none.
   int receiverProbe() const;
+  /// Says, on the sender's side, which process sends: before its first
+  /// message, so that the receiver can read messages from its buffers.
+  void introduceSender();
+  /// The sender's process and its descriptor of its probe, once it has
+  /// introduced itself and where this process may reach into its memory;
+  /// else pid 0.
+  std::pair<pid_t, int> senderProcess() const;
   /// Removes the name, once both sides have mapped the segment.
   void unlink();
 
