@@ -2,9 +2,9 @@
 
 #include "runtime/api/Workspace.h"
 
+#include "runtime/transport/shm/SharedBuffers.h"
+
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 
 namespace cclc::runtime {
 
@@ -13,13 +13,13 @@ namespace {
 /// A cache line: vector copies and FIFO slots are aligned at least this much.
 constexpr size_t Alignment = 64;
 
-void *allocateHost(size_t Bytes) {
-  if (void *P = std::aligned_alloc(Alignment, Bytes))
-    return P;
-  throw std::bad_alloc();
-}
+/// Host blocks are buffers the ranks of the host map (page-aligned), as
+/// cclcMemAlloc's are: a scratch or a copied input that a step sends from
+/// is then read by its receiver where it lies, and large messages into
+/// scratch are written with memcpy.
+void *allocateHost(size_t Bytes) { return net::SharedBuffers::process().allocate(Bytes); }
 
-void freeHost(void *Block) { std::free(Block); }
+void freeHost(void *Block) { net::SharedBuffers::process().release(Block); }
 
 } // namespace
 

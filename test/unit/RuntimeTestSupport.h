@@ -16,6 +16,7 @@
 #include "runtime/api/cclc.h"
 #include "runtime/perf/Calls.h"
 #include "runtime/perf/LocalRanks.h"
+#include "runtime/transport/shm/SharedBuffers.h"
 
 #include "plan/PlanJson.h"
 #include "compiler/Compile.h"
@@ -201,15 +202,19 @@ private:
   bool Mapped;
 };
 
-/// How many mappings of buffers from cclcMemAlloc this process holds
-/// (/proc/self/maps names them by their memory files): its own, and those
-/// of peers it wrote into.
-inline int bufferMappings() {
+/// How many of its peers' buffers from cclcMemAlloc (or the runtime's
+/// workspaces, which are such buffers) this process maps: the mappings
+/// /proc/self/maps names by those buffers' memory files that do not start
+/// one of this process's own.
+inline int peerBufferMappings() {
   FILE *Maps = std::fopen("/proc/self/maps", "r");
   int N = 0;
   char Line[512];
   while (Maps && std::fgets(Line, sizeof Line, Maps))
-    N += std::strstr(Line, "/memfd:cclc-buffer-") != nullptr;
+    if (std::strstr(Line, "/memfd:cclc-buffer-")) {
+      const void *Start = reinterpret_cast<const void *>(std::strtoull(Line, nullptr, 16));
+      N += !net::SharedBuffers::process().owns(Start);
+    }
   if (Maps)
     std::fclose(Maps);
   return N;
