@@ -145,7 +145,7 @@ int PeerBuffers::fetch(int Fd, const std::string &Name, std::string *Why) const 
 }
 
 std::shared_ptr<std::byte> PeerBuffers::map(const host::SharedSpan &Span) {
-  if (PidFd < 0 || !WhyNot.empty())
+  if (!usable())
     return nullptr;
   std::lock_guard<std::mutex> Hold(Lock);
   for (const Mapping &M : Mappings)
