@@ -48,7 +48,8 @@ class BuildWithRuntime(build_py):
 
 extension = CppExtension(
     name="cclc._C",
-    sources=["cclc/csrc/CallQueue.cpp", "cclc/csrc/ProcessGroupCclc.cpp", "cclc/csrc/Module.cpp"],
+    sources=["cclc/csrc/CallQueue.cpp", "cclc/csrc/MappedAllocator.cpp",
+             "cclc/csrc/ProcessGroupCclc.cpp", "cclc/csrc/Module.cpp"],
     include_dirs=[str(SOURCE / "runtime/api")],
     library_dirs=[str(build_dir() / "lib")] if os.environ.get("CCLC_BUILD_DIR") else [],
     # The soname, not the development link, so no build-tree path is needed at run time.

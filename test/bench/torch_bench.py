@@ -10,6 +10,11 @@ each joins a gloo group and a cclc group over the same ranks and times
     about 25M parameters on a small batch, so that communication weighs,
     and the same step without DDP ("local"): the part of the step that no
     backend can speed up.
+Both are timed again with the tensors in memory the ranks map
+(cclc.torch.use_mapped_memory): the all_reduce on cclc ("cclc mapped"), and
+the whole DDP comparison with that allocator serving every large tensor of
+the process, gloo's and the local step's too, so that all three gain alike
+from its reuse of freed buffers.
 Times are the median over rounds of each round's mean, the slowest rank's.
 Rank 0 prints the tables (and, with --csv, writes them).
 
@@ -52,15 +57,28 @@ def iterations_for(nbytes, budget_bytes=256 << 20, most=2000, least=3):
     return max(least, min(most, budget_bytes // max(nbytes, 1)))
 
 
-def allreduce_table(groups, rounds, dist, torch):
+def ones(n, mapped, torch):
+    """n float32 ones, in memory the ranks map where mapped."""
+    import cclc.torch
+    if not mapped:
+        return torch.ones(n)
+    cclc.torch.use_mapped_memory(min_bytes=1)
+    try:
+        return torch.ones(n)
+    finally:
+        cclc.torch.use_mapped_memory(None)
+
+
+def allreduce_table(variants, rounds, dist, torch):
+    """variants: name -> (group, whether the tensor is in mapped memory)."""
     rows = []
     for nbytes in SIZES:
         n = nbytes // 4
-        tensors = {name: torch.ones(n) for name in groups}
+        tensors = {name: ones(n, mapped, torch) for name, (_, mapped) in variants.items()}
         iters = iterations_for(nbytes)
-        samples = {name: [] for name in groups}
+        samples = {name: [] for name in variants}
         for _ in range(rounds):
-            for name, group in groups.items():
+            for name, (group, _) in variants.items():
                 t = tensors[name]
                 seconds = timed(lambda: dist.all_reduce(t, group=group), iters)
                 samples[name].append(slowest(seconds, dist))
@@ -103,33 +121,43 @@ def fmt_bytes(n):
 def rank_main(args):
     import torch
     import torch.distributed as dist
-    import cclc.torch  # noqa: F401
+    import cclc.torch
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     world = dist.get_world_size()
     groups = {"gloo": dist.group.WORLD, "cclc": dist.new_group(backend="cclc")}
-    rows = allreduce_table(groups, args.rounds, dist, torch)
+    variants = {"gloo": (groups["gloo"], False), "cclc": (groups["cclc"], False),
+                "cclc mapped": (groups["cclc"], True)}
+    rows = allreduce_table(variants, args.rounds, dist, torch)
     ddp, params = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
+    cclc.torch.use_mapped_memory()
+    ddp_mapped, _ = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
     if dist.get_rank() == 0:
         print(f"\n# torch.distributed all_reduce (float32, SUM), {world} ranks; "
               f"time per call in us, median of {args.rounds} rounds")
-        print(f"{'size':>10} {'gloo':>12} {'cclc':>12} {'cclc speedup':>13}")
+        print(f"{'size':>10} {'gloo':>12} {'cclc':>12} {'cclc mapped':>12} {'cclc speedup':>13} "
+              f"{'mapped speedup':>15}")
         for nbytes, t in rows:
             print(f"{fmt_bytes(nbytes):>10} {t['gloo'] * 1e6:12.1f} {t['cclc'] * 1e6:12.1f} "
-                  f"{t['gloo'] / t['cclc']:12.2f}x")
+                  f"{t['cclc mapped'] * 1e6:12.1f} {t['gloo'] / t['cclc']:12.2f}x "
+                  f"{t['gloo'] / t['cclc mapped']:14.2f}x")
         print(f"\n# DDP training step, {params / 1e6:.1f}M parameters, batch 8, {world} ranks; "
               f"ms per step")
-        print(f"{'gloo':>12} {'cclc':>12} {'local':>12} {'cclc speedup':>13} "
+        print(f"{'allocator':>10} {'gloo':>12} {'cclc':>12} {'local':>12} {'cclc speedup':>13} "
               f"{'beyond local':>13}")
-        beyond = (ddp['gloo'] - ddp['local']) / max(ddp['cclc'] - ddp['local'], 1e-9)
-        print(f"{ddp['gloo'] * 1e3:12.1f} {ddp['cclc'] * 1e3:12.1f} {ddp['local'] * 1e3:12.1f} "
-              f"{ddp['gloo'] / ddp['cclc']:12.2f}x {beyond:12.2f}x", flush=True)
+        for allocator, times in (("PyTorch's", ddp), ("mapped", ddp_mapped)):
+            beyond = (times['gloo'] - times['local']) / max(times['cclc'] - times['local'], 1e-9)
+            print(f"{allocator:>10} {times['gloo'] * 1e3:12.1f} {times['cclc'] * 1e3:12.1f} "
+                  f"{times['local'] * 1e3:12.1f} {times['gloo'] / times['cclc']:12.2f}x "
+                  f"{beyond:12.2f}x", flush=True)
         if args.csv:
             with open(args.csv, "a", newline="") as f:
                 w = csv.writer(f)
                 for nbytes, t in rows:
-                    w.writerow([world, "all_reduce", nbytes, t["gloo"], t["cclc"]])
-                w.writerow([world, "ddp_step", params, ddp["gloo"], ddp["cclc"], ddp["local"]])
+                    w.writerow([world, "all_reduce", nbytes, t["gloo"], t["cclc"], t["cclc mapped"]])
+                for allocator, times in (("ddp_step", ddp), ("ddp_step_mapped", ddp_mapped)):
+                    w.writerow([world, allocator, params, times["gloo"], times["cclc"],
+                                times["local"]])
     dist.destroy_process_group()
 
 

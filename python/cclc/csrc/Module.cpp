@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MappedAllocator.h"
 #include "ProcessGroupCclc.h"
 
 #include <torch/csrc/utils/pybind.h>
@@ -23,4 +24,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, M) {
         pybind11::arg("plan_files"),
         "Joins the group through store and loads plan_files (the same on every rank)",
         pybind11::call_guard<pybind11::gil_scoped_release>());
+  M.def("use_mapped_memory", &cclc::torch::MappedAllocator::use, pybind11::arg("min_bytes"),
+        pybind11::arg("cache_bytes"),
+        "Serves CPU tensors of min_bytes and more from memory the ranks of a host map");
+  M.def("mapped_memory_stats", [] {
+    auto S = cclc::torch::MappedAllocator::stats();
+    pybind11::dict D;
+    D["live_bytes"] = S.LiveBytes;
+    D["idle_bytes"] = S.IdleBytes;
+    D["buffers"] = S.Buffers;
+    return D;
+  });
+  M.def("empty_mapped_cache", &cclc::torch::MappedAllocator::emptyCache);
 }
