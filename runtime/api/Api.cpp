@@ -144,7 +144,12 @@ const char *cclcGetLastError(cclcComm_t) { return lastError(); }
 cclcResult_t cclcMemAlloc(void **Ptr, size_t Size) {
   return guarded([&] {
     require(Ptr, "ptr is null; pass the address of a pointer");
-    *Ptr = cclc::net::SharedBuffers::process().allocate(Size);
+    try {
+      *Ptr = cclc::net::SharedBuffers::process().allocate(Size);
+    } catch (const cclc::net::NetError &E) {
+      // The system refused this process memory (no peer is involved).
+      throw ApiError(cclcSystemError, E.what());
+    }
   });
 }
 

@@ -2,9 +2,13 @@
 
 #include "runtime/api/Workspace.h"
 
+#include "runtime/net/Socket.h"
 #include "runtime/transport/shm/SharedBuffers.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 namespace cclc::runtime {
 
@@ -16,10 +20,27 @@ constexpr size_t Alignment = 64;
 /// Host blocks are buffers the ranks of the host map (page-aligned), as
 /// cclcMemAlloc's are: a scratch or a copied input that a step sends from
 /// is then read by its receiver where it lies, and large messages into
-/// scratch are written with memcpy.
-void *allocateHost(size_t Bytes) { return net::SharedBuffers::process().allocate(Bytes); }
+/// scratch are written with memcpy. Where the system refuses such a buffer
+/// (a sandbox that forbids memfd_create, or shared memory that ran out), a
+/// block comes from the heap: its messages then travel as those of the
+/// caller's heap buffers do, and the call goes on.
+void *allocateHost(size_t Bytes) {
+  try {
+    return net::SharedBuffers::process().allocate(Bytes);
+  } catch (const net::NetError &) {
+    size_t Rounded = (Bytes + Alignment - 1) / Alignment * Alignment;
+    void *Block = std::aligned_alloc(Alignment, Rounded);
+    if (!Block)
+      throw std::bad_alloc();
+    // Zeroed, as the buffers are.
+    return std::memset(Block, 0, Rounded);
+  }
+}
 
-void freeHost(void *Block) { net::SharedBuffers::process().release(Block); }
+void freeHost(void *Block) {
+  if (!net::SharedBuffers::process().release(Block))
+    std::free(Block);
+}
 
 } // namespace
 

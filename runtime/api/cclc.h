@@ -175,7 +175,10 @@ cclcResult_t cclcAllToAll(const void *sendbuff, void *recvbuff, size_t count,
  *  register: a collective whose output lies in it takes the large messages of
  *  those ranks as one memcpy each, where other memory takes a system call
  *  (process_vm_writev) per message. Any communicator, any number of them, may
- *  use it. Free it with cclcMemFree. */
+ *  use it. Free it with cclcMemFree. Where the system refuses such memory (a
+ *  sandbox that forbids memfd_create, or shared memory that ran out) it
+ *  returns cclcSystemError with the cause; collectives then work as on any
+ *  other memory. */
 cclcResult_t cclcMemAlloc(void **ptr, size_t size);
 /** Frees memory from cclcMemAlloc (NULL: nothing); any other pointer is
  *  refused with cclcInvalidArgument. No call may be using it. */

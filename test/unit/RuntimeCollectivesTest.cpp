@@ -6,9 +6,9 @@
 // f32, bf16 and i32 for the others, every operator on sizes 0, 1 and 1001,
 // and the sum on an odd size of several rounds, out of place and in place. Jobs run over shared
 // memory, over shared memory with every message the receiver's buffer can take written there by
-// the sender (single copy), the same into buffers from cclcMemAlloc that the sender maps, and
-// over TCP, on 2 to 8 ranks. One more job checks a 64 MiB
-// allreduce on four ranks.
+// the sender (single copy), the same into buffers from cclcMemAlloc that the sender maps, the
+// same in ranks that may make no memory file (whose workspaces then come from the heap), and
+// over TCP, on 2 to 8 ranks. One more job checks a 64 MiB allreduce on four ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +107,13 @@ TEST_P(LibraryAlgorithms, EveryElementIsRight) {
   // Every collective has a ring; pow2 algorithms join where they fit.
   ASSERT_GE(Plans.size(), 6u);
   runJob(NRanks, [&](cclcComm_t Control, int Rank) {
+    if (withoutMemoryFiles()) {
+      void *Buffer = nullptr;
+      expect(cclcMemAlloc(&Buffer, 4096) == cclcSystemError &&
+                 std::strstr(cclcGetLastError(nullptr), "cannot create a memory file"),
+             std::string("cclcMemAlloc without memory files says why it fails: ") +
+                 cclcGetLastError(nullptr));
+    }
     int PeerMappings = 0;
     for (const LibraryPlan &P : Plans) {
       cclcComm_t Comm = newComm(Control);
@@ -115,10 +122,10 @@ TEST_P(LibraryAlgorithms, EveryElementIsRight) {
       PeerMappings += peerBufferMappings();
       ok(cclcCommDestroy(Comm), "destroying the communicator of " + P.Name);
     }
-    // Over TCP nothing is mapped; where the buffers come from cclcMemAlloc
-    // the peers' are.
+    // Over TCP, or without memory files, nothing is mapped; where the
+    // buffers come from cclcMemAlloc the peers' are.
     bool Tcp = std::string(GetParam().Transport) == "tcp";
-    expect(Tcp ? PeerMappings == 0 : PeerMappings > 0 || !mappedBuffers(),
+    expect(Tcp || withoutMemoryFiles() ? PeerMappings == 0 : PeerMappings > 0 || !mappedBuffers(),
            "rank " + std::to_string(Rank) + " mapped " + std::to_string(PeerMappings) +
                " buffers of its peers");
     // The control communicator has no plans: every call falls back on the
@@ -147,6 +154,10 @@ INSTANTIATE_TEST_SUITE_P(SingleCopy, LibraryAlgorithms,
 INSTANTIATE_TEST_SUITE_P(Mapped, LibraryAlgorithms,
                          ::testing::Values(JobCase{2, "shm_mapped"}, JobCase{3, "shm_mapped"},
                                            JobCase{8, "shm_mapped"}),
+                         jobName);
+INSTANTIATE_TEST_SUITE_P(WithoutMemoryFiles, LibraryAlgorithms,
+                         ::testing::Values(JobCase{2, "shm_sandboxed"},
+                                           JobCase{3, "shm_sandboxed"}),
                          jobName);
 
 TEST(LargeMessages, AllReduce64MiBOnFourRanks) {

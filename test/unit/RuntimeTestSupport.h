@@ -36,6 +36,11 @@
 #include <string>
 #include <thread>
 
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace cclc::test {
@@ -142,6 +147,39 @@ inline cclcComm_t newComm(cclcComm_t Control) {
 /// What a rank of a job does with its communicator.
 using JobBody = std::function<void(cclcComm_t Comm, int Rank)>;
 
+/// Whether runJob's ranks may make no memory file, as in a sandbox whose
+/// seccomp policy refuses memfd_create: nothing can then be mapped by a
+/// peer. Set before the ranks fork.
+inline bool &withoutMemoryFiles() {
+  static bool Without = false;
+  return Without;
+}
+
+/// Makes every later memfd_create of this process (and of its children)
+/// fail with EPERM, with a seccomp filter; false where none can be
+/// installed.
+inline bool refuseMemoryFiles() {
+#if defined(__x86_64__)
+  constexpr uint32_t Arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+  constexpr uint32_t Arch = AUDIT_ARCH_AARCH64;
+#else
+  return false;
+#endif
+  sock_filter Filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, Arch, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_create, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog Program{static_cast<unsigned short>(std::size(Filter)), Filter};
+  return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &Program) == 0;
+}
+
 /// Runs Body on NRanks forked ranks, each with a communicator of the job
 /// that it destroys afterwards; expects every rank to succeed within Limit.
 inline void runJob(int NRanks, const JobBody &Body,
@@ -149,6 +187,8 @@ inline void runJob(int NRanks, const JobBody &Body,
   std::vector<int> Status = perf::runLocalRanks(
       NRanks,
       [&](int Rank, const cclcUniqueId &Id) {
+        if (withoutMemoryFiles())
+          expect(refuseMemoryFiles(), "refusing memfd_create with a seccomp filter");
         cclcComm_t Comm = nullptr;
         ok(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
         Body(Comm, Rank);
@@ -223,23 +263,28 @@ inline int peerBufferMappings() {
 /// A transport for a test's ranks, by name: "shm", "tcp",
 /// "shm_single_copy", shared memory with every message of a collective that
 /// lands in the receiver's buffer written there by the sender in one copy
-/// (CCLC_SINGLE_COPY=1) rather than through a slot, or "shm_mapped", the
-/// same into buffers from cclcMemAlloc, which the sender maps.
+/// (CCLC_SINGLE_COPY=1) rather than through a slot, "shm_mapped", the
+/// same into buffers from cclcMemAlloc, which the sender maps, or
+/// "shm_sandboxed", single copy in ranks that may make no memory file.
 class ScopedTransport {
 public:
   explicit ScopedTransport(const std::string &Name)
       : Transport("CCLC_TRANSPORT", Name.substr(0, Name.find('_'))),
-        SingleCopy("CCLC_SINGLE_COPY", Name == "shm_single_copy" || Name == "shm_mapped"
+        SingleCopy("CCLC_SINGLE_COPY", Name != "shm" && Name != "tcp"
                                            ? std::optional<std::string>("1")
                                            : std::nullopt),
-        WasMapped(mappedBuffers()) {
+        WasMapped(mappedBuffers()), WasWithout(withoutMemoryFiles()) {
     mappedBuffers() = Name == "shm_mapped";
+    withoutMemoryFiles() = Name == "shm_sandboxed";
   }
-  ~ScopedTransport() { mappedBuffers() = WasMapped; }
+  ~ScopedTransport() {
+    mappedBuffers() = WasMapped;
+    withoutMemoryFiles() = WasWithout;
+  }
 
 private:
   ScopedEnv Transport, SingleCopy;
-  bool WasMapped;
+  bool WasMapped, WasWithout;
 };
 
 /// Runs C out of place and in place on rank Rank of Comm with checked
