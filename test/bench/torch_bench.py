@@ -87,10 +87,12 @@ def allreduce_table(variants, rounds, dist, torch):
 
 
 def ddp_step_times(groups, rounds, steps, dist, torch):
+    """The step of each backend and the local one; the three take turns in
+    every round, so that a burst of load on the machine weighs on all alike."""
     from torch.nn.parallel import DistributedDataParallel
     width, depth = 2048, 6  # 6 x (2048 x 2048 + 2048) = 25.2M parameters
-    results = {}
-    for name, group in list(groups.items()) + [("local", None)]:
+
+    def make_step(group):
         torch.manual_seed(0)
         layers = []
         for _ in range(depth):
@@ -105,10 +107,16 @@ def ddp_step_times(groups, rounds, steps, dist, torch):
             optimizer.zero_grad()
             model(x).square().mean().backward()
             optimizer.step()
-        samples = [slowest(timed(step, steps), dist) for _ in range(rounds)]
-        results[name] = statistics.median(samples)
-        params = sum(p.numel() for p in model.parameters())
-    return results, params
+        return step, sum(p.numel() for p in model.parameters())
+
+    variants = {name: make_step(group) for name, group in
+                list(groups.items()) + [("local", None)]}
+    samples = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, (step, _) in variants.items():
+            samples[name].append(slowest(timed(step, steps), dist))
+    return ({name: statistics.median(s) for name, s in samples.items()},
+            variants["local"][1])
 
 
 def fmt_bytes(n):
