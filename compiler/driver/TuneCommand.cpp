@@ -9,6 +9,12 @@
 // measured table it prints what the cost model would have chosen, and how
 // far its predicted times are from the measured ones.
 //
+// The fastest plan depends on the calls as well as their size: an in-place
+// call cannot leave a message where it lies when it overwrites it later, and
+// buffers from cclcMemAlloc take large messages in one memcpy. So tune
+// measures the calls the job makes: out of place or in place (--in-place),
+// on heap buffers or cclcMemAlloc's (--registered, cclc-perf's -R).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
@@ -48,6 +54,9 @@ struct TuneOptions {
   int Iterations = 50;
   int Warmup = 5;
   int Rounds = 2;
+  /// Whether the calls measured run in place, and on cclcMemAlloc's buffers.
+  bool InPlace = false;
+  int Registered = 0;
   std::string Perf;
 };
 
@@ -114,10 +123,11 @@ bool runCapturing(const std::vector<std::string> &Argv, std::string &Out, std::s
   return false;
 }
 
-/// The rows of cclc-perf's table: size, then the out-of-place time in us;
-/// a row with a wrong element is an error naming its size.
-bool parsePerfTable(const std::string &Text, std::vector<std::pair<uint64_t, double>> &Rows,
-                    std::string &Error) {
+/// The rows of cclc-perf's table: size, then the out-of-place time in us,
+/// or the in-place time where InPlace; a row with a wrong element (in
+/// either) is an error naming its size.
+bool parsePerfTable(const std::string &Text, bool InPlace,
+                    std::vector<std::pair<uint64_t, double>> &Rows, std::string &Error) {
   std::istringstream Lines(Text);
   for (std::string Line; std::getline(Lines, Line);) {
     if (Line.empty() || Line[0] == '#')
@@ -134,7 +144,7 @@ bool parsePerfTable(const std::string &Text, std::vector<std::pair<uint64_t, dou
       Error = std::to_string(Wrong + InWrong) + " wrong elements at " + plan::formatBytes(Bytes);
       return false;
     }
-    Rows.emplace_back(Bytes, Time);
+    Rows.emplace_back(Bytes, InPlace ? InTime : Time);
   }
   if (Rows.empty())
     Error = "it printed no results";
@@ -231,10 +241,11 @@ bool Tuner::measure(Candidate &C, int Round) {
                                    "-f",       "4",
                                    "-n",       std::to_string(Opts.Iterations),
                                    "-w",       std::to_string(Opts.Warmup),
-                                   "-c",       "1"};
+                                   "-c",       "1",
+                                   "-R",       Opts.Registered ? "1" : "0"};
   std::string Out, Why;
   std::vector<std::pair<uint64_t, double>> Rows;
-  if (!runCapturing(Argv, Out, Why) || !parsePerfTable(Out, Rows, Why))
+  if (!runCapturing(Argv, Out, Why) || !parsePerfTable(Out, Opts.InPlace, Rows, Why))
     return error("measuring " + C.Name + " with " + Opts.Perf + " failed: " + Why);
   if (Sizes.empty())
     for (const auto &Row : Rows)
@@ -373,8 +384,10 @@ bool Tuner::run() {
         break;
   if (Ok) {
     std::vector<cost::AlgorithmCurve> Measured = measuredCurves();
-    std::printf("%s on %d ranks of this host, median of %d rounds of %d calls (us)\n",
-                Opts.Collective.c_str(), Opts.NRanks, Opts.Rounds, Opts.Iterations);
+    std::printf("%s on %d ranks of this host, %s on %s, median of %d rounds of %d calls (us)\n",
+                Opts.Collective.c_str(), Opts.NRanks, Opts.InPlace ? "in place" : "out of place",
+                Opts.Registered ? "cclcMemAlloc's buffers" : "heap buffers", Opts.Rounds,
+                Opts.Iterations);
     cost::printComparison(Measured, std::cout);
     printPredictions(Measured);
     Ok = writeWinners(Measured);
@@ -418,6 +431,12 @@ void addTuneCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
       ->capture_default_str();
   Cmd->add_option("--rounds", Opts->Rounds, "Times each candidate is measured (the median counts)")
       ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  Cmd->add_flag("--in-place", Opts->InPlace,
+                "Measure calls whose output is their input (as torch.distributed's all_reduce)");
+  Cmd->add_option("--registered", Opts->Registered,
+                  "1: measure calls on buffers from cclcMemAlloc (cclc-perf -R 1), 0: on the heap")
+      ->check(CLI::Range(0, 1))
       ->capture_default_str();
   Cmd->add_option("--perf", Opts->Perf, "The cclc-perf that runs the plans (default: beside cclc)");
   Cmd->callback([Opts, &Common, &ExitCode] {
