@@ -125,7 +125,7 @@ TEST_P(LibraryAlgorithms, EveryElementIsRight) {
     // Over TCP, or without memory files, nothing is mapped; where the
     // buffers come from cclcMemAlloc the peers' are.
     bool Tcp = std::string(GetParam().Transport) == "tcp";
-    expect(Tcp || withoutMemoryFiles() ? PeerMappings == 0 : PeerMappings > 0 || !mappedBuffers(),
+    expect((Tcp || withoutMemoryFiles()) ? PeerMappings == 0 : PeerMappings > 0 || !mappedBuffers(),
            "rank " + std::to_string(Rank) + " mapped " + std::to_string(PeerMappings) +
                " buffers of its peers");
     // The control communicator has no plans: every call falls back on the
