@@ -25,10 +25,11 @@ ROOTED = {"broadcast", "reduce"}
 #: runtime serves other roots with its built-in ring.
 MAX_ROOTED_RANKS = 64
 #: How every library plan is compiled: with the size window where the cost
-#: model predicts it is the fastest, and the simple protocol, since the
+#: model predicts it is the fastest, and the simple protocol, since most of a
 #: group's calls run on the host, whose executors send every message the
 #: simple way (LL's lower latency is a GPU's; predicted for a host, it would
 #: favour algorithms of small messages that the host does not run faster).
+#: CUDA tensors run the same plans on the GPU.
 COMPILE_OPTIONS = ("--emit=json", "--explain", "--protocol", "simple")
 
 

@@ -93,4 +93,4 @@ def empty_mapped_cache():
 
 
 if "cclc" not in dist.Backend.backend_list:
-    dist.Backend.register_backend("cclc", _create_backend, devices=["cpu"])
+    dist.Backend.register_backend("cclc", _create_backend, devices=["cpu", "cuda"])

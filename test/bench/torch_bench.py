@@ -18,7 +18,12 @@ from its reuse of freed buffers.
 Times are the median over rounds of each round's mean, the slowest rank's.
 Rank 0 prints the tables (and, with --csv, writes them).
 
+With --cuda it times all_reduce on CUDA tensors instead, every fourth size,
+on cclc, gloo and, where there is a GPU per rank, nccl; ranks take the GPUs in
+turn, so several may share one.
+
     .venv/bin/python test/bench/torch_bench.py --ranks 2 4 --rounds 3
+    python3 test/bench/torch_bench.py --ranks 2 --rounds 1 --cuda
 """
 import argparse
 import csv
@@ -38,18 +43,20 @@ def free_port():
         return s.getsockname()[1]
 
 
-def timed(fn, iterations):
+def timed(fn, iterations, synchronize=lambda: None):
     fn()  # warm up: connections, plans, caches
+    synchronize()
     start = time.perf_counter()
     for _ in range(iterations):
         fn()
+    synchronize()
     return (time.perf_counter() - start) / iterations
 
 
-def slowest(seconds, dist):
+def slowest(seconds, dist, group=None):
     import torch
     t = torch.tensor([seconds], dtype=torch.float64)
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
     return t.item()
 
 
@@ -119,6 +126,36 @@ def ddp_step_times(groups, rounds, steps, dist, torch):
             variants["local"][1])
 
 
+def cuda_main(args, world, dist, torch):
+    """all_reduce of CUDA tensors on each backend that takes them here."""
+    device = torch.device("cuda", dist.get_rank() % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    groups = {"gloo": dist.group.WORLD, "cclc": dist.new_group(backend="cclc")}
+    if torch.cuda.device_count() >= world:  # NCCL refuses two ranks on one GPU
+        groups["nccl"] = dist.new_group(backend="nccl")
+    rows = []
+    for nbytes in SIZES[::2]:
+        tensor = torch.ones(nbytes // 4, device=device)
+        samples = {name: [] for name in groups}
+        for _ in range(args.rounds):
+            for name, group in groups.items():
+                seconds = timed(lambda: dist.all_reduce(tensor, group=group),
+                                iterations_for(nbytes, most=50),
+                                lambda: torch.cuda.synchronize(device))
+                samples[name].append(slowest(seconds, dist, groups["gloo"]))
+        rows.append((nbytes, {name: statistics.median(s) for name, s in samples.items()}))
+    if dist.get_rank() == 0:
+        print(f"\n# torch.distributed all_reduce of CUDA tensors (float32, SUM), {world} ranks "
+              f"on {torch.cuda.device_count()} x {torch.cuda.get_device_name(device)}; time per "
+              f"call in us, median of {args.rounds} rounds")
+        print(f"{'size':>10}" + "".join(f"{name:>12}" for name in groups) +
+              f"{'cclc speedup':>14}")
+        for nbytes, t in rows:
+            print(f"{fmt_bytes(nbytes):>10}" + "".join(f"{t[n] * 1e6:12.1f}" for n in groups) +
+                  f"{t['gloo'] / t['cclc']:13.2f}x", flush=True)
+    dist.destroy_process_group()
+
+
 def fmt_bytes(n):
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
@@ -133,6 +170,9 @@ def rank_main(args):
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     world = dist.get_world_size()
+    if args.cuda:
+        cuda_main(args, world, dist, torch)
+        return
     groups = {"gloo": dist.group.WORLD, "cclc": dist.new_group(backend="cclc")}
     variants = {"gloo": (groups["gloo"], False), "cclc": (groups["cclc"], False),
                 "cclc mapped": (groups["cclc"], True)}
@@ -189,6 +229,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--ddp-steps", type=int, default=5)
     parser.add_argument("--csv", help="append the figures to this CSV file")
+    parser.add_argument("--cuda", action="store_true", help="time all_reduce of CUDA tensors")
     args, _ = parser.parse_known_args()
     if os.environ.get("CCLC_BENCH_RANK"):
         rank_main(args)

@@ -4,11 +4,14 @@
 
 #include <ATen/Functions.h>
 #include <ATen/core/ivalue.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <optional>
 #include <string>
 
@@ -30,14 +33,33 @@ void checkResult(cclcResult_t Result, const char *What, int Rank) {
                                            cclcGetLastError(nullptr));
 }
 
-/// Refuses tensors the runtime cannot read in place.
-void requireHostDense(const at::Tensor &T, const char *What) {
-  TORCH_CHECK(T.device().is_cpu(), "cclc: ", What, " is on ", T.device().str(),
-              "; the cclc backend takes CPU tensors (use the nccl backend for CUDA tensors, or "
-              "a group with backend \"cpu:cclc,cuda:nccl\")");
+/// Refuses tensors the runtime cannot read in place: it takes dense,
+/// contiguous tensors in host memory or in a CUDA device's.
+void requireDense(const at::Tensor &T, const char *What) {
+  TORCH_CHECK(T.device().is_cpu() || T.device().is_cuda(), "cclc: ", What, " is on ",
+              T.device().str(), "; the cclc backend takes CPU and CUDA tensors");
   TORCH_CHECK(T.is_contiguous(), "cclc: ", What,
               " is not contiguous; pass a contiguous tensor (tensor.contiguous())");
   TORCH_CHECK(!T.is_sparse(), "cclc: ", What, " is sparse; the cclc backend takes dense tensors");
+}
+
+/// Refuses CUDA tensors for the operations the runtime runs on the host
+/// only (sends, receives and what is made of them).
+void requireHost(const at::Tensor &T, const char *What) {
+  requireDense(T, What);
+  TORCH_CHECK(T.device().is_cpu(), "cclc: ", What, " is on ", T.device().str(),
+              "; the cclc backend runs allreduce, broadcast, reduce, allgather and "
+              "reduce_scatter on CUDA tensors, and sends, receives, gather, scatter and "
+              "all_to_all on CPU tensors only (or use a group with backend "
+              "\"cpu:cclc,cuda:nccl\")");
+}
+
+/// Refuses Other unless it lies on the device of First: one call's tensors
+/// are all in host memory or all on one GPU.
+void requireSameDevice(const at::Tensor &Other, const at::Tensor &First, const char *What) {
+  TORCH_CHECK(Other.device() == First.device(), "cclc: ", What, " has tensors on ",
+              First.device().str(), " and on ", Other.device().str(),
+              "; one call's tensors must all be on one device");
 }
 
 /// How the runtime reduces a tensor: its element type, and how many of them
@@ -124,7 +146,8 @@ void requireList(const std::vector<at::Tensor> &List, const at::Tensor &Like, in
   TORCH_CHECK(int(List.size()) == Size, "cclc: ", What, " holds ", List.size(),
               " tensors; pass one per rank of the group (", Size, ")");
   for (const at::Tensor &T : List) {
-    requireHostDense(T, What);
+    requireDense(T, What);
+    requireSameDevice(T, Like, What);
     TORCH_CHECK(T.numel() == Like.numel() && T.scalar_type() == Like.scalar_type(), "cclc: ",
                 What, " holds a tensor of ", T.numel(), " elements of ", T.scalar_type(),
                 " where ", Like.numel(), " of ", Like.scalar_type(), " are expected");
@@ -135,8 +158,9 @@ void requireList(const std::vector<at::Tensor> &List, const at::Tensor &Like, in
 /// Part (its operation's PartName), of Part's dtype, both dense on the host.
 void requireWhole(const at::Tensor &Whole, const char *WholeName, const at::Tensor &Part,
                   const char *PartName, int Size) {
-  requireHostDense(Whole, WholeName);
-  requireHostDense(Part, PartName);
+  requireDense(Whole, WholeName);
+  requireDense(Part, PartName);
+  requireSameDevice(Whole, Part, WholeName);
   TORCH_CHECK(Whole.numel() == Size * Part.numel() && Whole.scalar_type() == Part.scalar_type(),
               "cclc: ", WholeName, " holds ", Whole.numel(), " elements of ", Whole.scalar_type(),
               "; it must hold the group's size (", Size, ") times the ", PartName, "'s ",
@@ -146,15 +170,18 @@ void requireWhole(const at::Tensor &Whole, const char *WholeName, const at::Tens
 /// One body that runs One(Outputs[I], Inputs[I])'s for every pair, in
 /// order: an operation's coalesced form, named What.
 template <class Fn>
-std::function<void()> forEachPair(std::vector<at::Tensor> &Outputs,
-                                  std::vector<at::Tensor> &Inputs, const char *What, Fn One) {
+std::function<void(cclcStream_t)> forEachPair(std::vector<at::Tensor> &Outputs,
+                                              std::vector<at::Tensor> &Inputs, const char *What,
+                                              Fn One) {
   TORCH_CHECK(Outputs.size() == Inputs.size(), "cclc: ", What, " takes one output per input");
-  std::vector<std::function<void()>> Bodies;
-  for (size_t I = 0; I < Inputs.size(); ++I)
+  std::vector<std::function<void(cclcStream_t)>> Bodies;
+  for (size_t I = 0; I < Inputs.size(); ++I) {
     Bodies.push_back(One(Outputs[I], Inputs[I]));
-  return [Bodies = std::move(Bodies)] {
-    for (const std::function<void()> &Run : Bodies)
-      Run();
+    requireSameDevice(Outputs[I], Outputs[0], What);
+  }
+  return [Bodies = std::move(Bodies)](cclcStream_t Stream) {
+    for (const std::function<void(cclcStream_t)> &Run : Bodies)
+      Run(Stream);
   };
 }
 
@@ -183,8 +210,17 @@ size_t inlineBytes() {
 at::Tensor &single(std::vector<at::Tensor> &Tensors, const char *What) {
   TORCH_CHECK(Tensors.size() == 1, "cclc: ", What, " takes one tensor per call, not ",
               Tensors.size());
-  requireHostDense(Tensors[0], What);
+  requireDense(Tensors[0], What);
   return Tensors[0];
+}
+
+/// The stream a call on Outputs runs on: the current stream of their CUDA
+/// device, or none for host tensors.
+std::optional<c10::Stream> streamOf(const std::vector<at::Tensor> &Outputs) {
+  if (Outputs.empty() || !Outputs[0].device().is_cuda())
+    return std::nullopt;
+  c10::Device Device = Outputs[0].device();
+  return c10::impl::getDeviceGuardImpl(Device.type())->getStream(Device);
 }
 
 } // namespace
@@ -193,10 +229,12 @@ at::Tensor &single(std::vector<at::Tensor> &Tensors, const char *What) {
 // CclcWork
 //===----------------------------------------------------------------------===//
 
-CclcWork::CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs)
-    : Work(Rank, Type), Outputs(std::move(Outputs)),
+CclcWork::CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs,
+                   std::optional<c10::Stream> Stream)
+    : Work(Rank, Type), Outputs(std::move(Outputs)), Stream(Stream),
       Future(c10::make_intrusive<c10::ivalue::Future>(
-          c10::ListType::create(c10::TensorType::get()))) {}
+          c10::ListType::create(c10::TensorType::get()),
+          Stream ? std::vector<c10::Device>{Stream->device()} : std::vector<c10::Device>{})) {}
 
 CclcWork::CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs,
                    std::shared_ptr<PeerQueue> Queue)
@@ -206,7 +244,7 @@ CclcWork::CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs,
 
 bool CclcWork::isCompleted() {
   std::lock_guard<std::mutex> Guard(Lock);
-  return Done;
+  return Done && (!Ended || Ended->query());
 }
 
 bool CclcWork::isSuccess() const {
@@ -235,6 +273,10 @@ bool CclcWork::wait(std::chrono::milliseconds) {
   Finished.wait(Guard, [&] { return Done; });
   if (Error)
     std::rethrow_exception(Error);
+  if (Ended) {
+    c10::Device Device = Stream->device();
+    Ended->block(c10::impl::getDeviceGuardImpl(Device.type())->getStream(Device));
+  }
   return true;
 }
 
@@ -251,6 +293,10 @@ void CclcWork::finish(std::exception_ptr Failure) {
     Done = true;
     Error = Failure;
     Queue.reset();
+    if (Stream && !Failure) {
+      Ended.emplace(Stream->device_type());
+      Ended->record(*Stream);
+    }
   }
   Finished.notify_all();
   // The future's callbacks run here, on the thread that ran the call, and
@@ -380,16 +426,47 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::submit(c10d::OpType Type,
                                                         std::vector<at::Tensor> Outputs,
                                                         size_t Bytes, Body Run) {
   flushPeers();
+  if (std::optional<c10::Stream> Stream = streamOf(Outputs))
+    return enqueue(Type, std::move(Outputs), *Stream, std::move(Run));
   auto Work = c10::make_intrusive<CclcWork>(getRank(), Type, std::move(Outputs));
-  Calls->submit(Bytes, {std::move(Run), [Work](std::exception_ptr Error) { Work->finish(Error); }});
+  Calls->submit(Bytes, {[Run = std::move(Run)] { Run(nullptr); },
+                        [Work](std::exception_ptr Error) { Work->finish(Error); }});
+  return Work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::enqueue(c10d::OpType Type,
+                                                         std::vector<at::Tensor> Outputs,
+                                                         c10::Stream Stream, Body Run) {
+  auto Work = c10::make_intrusive<CclcWork>(getRank(), Type, std::move(Outputs), Stream);
+  // Enqueuing takes microseconds, so it runs here when nothing is queued;
+  // behind host calls, on the queue's thread with the caller's stream made
+  // current there, for the body's own tensor operations (an AVG's division,
+  // a coalesced call's copies).
+  auto Enqueued = std::make_shared<std::promise<std::exception_ptr>>();
+  std::future<std::exception_ptr> Result = Enqueued->get_future();
+  Calls->submit(0, {[Run = std::move(Run), Stream] {
+                      c10::StreamGuard Current(Stream);
+                      Run(static_cast<cclcStream_t>(Stream.native_handle()));
+                    },
+                    [Enqueued](std::exception_ptr Error) { Enqueued->set_value(Error); }});
+  std::exception_ptr Error;
+  {
+    // The host calls ahead of it may complete futures whose Python
+    // callbacks need the GIL.
+    std::optional<pybind11::gil_scoped_release> NoGil;
+    if (Py_IsInitialized() && PyGILState_Check())
+      NoGil.emplace();
+    Error = Result.get();
+  }
+  Work->finish(Error);
   return Work;
 }
 
 ProcessGroupCclc::Body ProcessGroupCclc::allreduceInPlace(at::Tensor T, const c10d::ReduceOp &Op) {
   Reduction R = reductionOf(T, Op);
-  return [this, T, R, Kind = Op.op_]() mutable {
+  return [this, T, R, Kind = Op.op_](cclcStream_t Stream) mutable {
     check(cclcAllReduce(T.data_ptr(), T.data_ptr(), size_t(T.numel()) * R.Lanes, R.Type,
-                        redOpOf(Kind), Comm, nullptr),
+                        redOpOf(Kind), Comm, Stream),
           "allreduce");
     if (Kind == c10d::ReduceOp::AVG)
       averageInPlace(T, getSize());
@@ -398,9 +475,9 @@ ProcessGroupCclc::Body ProcessGroupCclc::allreduceInPlace(at::Tensor T, const c1
 
 ProcessGroupCclc::Body ProcessGroupCclc::allgatherInto(at::Tensor Output, at::Tensor Input) {
   requireWhole(Output, "allgather's output", Input, "input", getSize());
-  return [this, Output, Input] {
+  return [this, Output, Input](cclcStream_t Stream) {
     check(cclcAllGather(Input.data_ptr(), Output.data_ptr(), bytesOf(Input), cclcUint8, Comm,
-                        nullptr),
+                        Stream),
           "allgather");
   };
 }
@@ -409,10 +486,10 @@ ProcessGroupCclc::Body ProcessGroupCclc::reduceScatterInto(at::Tensor Output, at
                                                            const c10d::ReduceOp &Op) {
   requireWhole(Input, "reduce_scatter's input", Output, "output", getSize());
   Reduction R = reductionOf(Output, Op);
-  return [this, Output, Input, R, Kind = Op.op_]() mutable {
+  return [this, Output, Input, R, Kind = Op.op_](cclcStream_t Stream) mutable {
     check(cclcReduceScatter(Input.data_ptr(), Output.data_ptr(),
                             size_t(Output.numel()) * R.Lanes, R.Type, redOpOf(Kind), Comm,
-                            nullptr),
+                            Stream),
           "reduce_scatter");
     if (Kind == c10d::ReduceOp::AVG)
       averageInPlace(Output, getSize());
@@ -438,10 +515,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::broadcast(std::vector<at::Tenso
                                                            const c10d::BroadcastOptions &Opts) {
   at::Tensor T = single(Tensors, "broadcast");
   int Root = int(Opts.rootRank);
-  return submit(c10d::OpType::BROADCAST, Tensors, bytesOf(T), [this, T, Root] {
-    check(cclcBroadcast(T.data_ptr(), T.data_ptr(), bytesOf(T), cclcUint8, Root, Comm, nullptr),
-          "broadcast");
-  });
+  return submit(c10d::OpType::BROADCAST, Tensors, bytesOf(T),
+                [this, T, Root](cclcStream_t Stream) {
+                  check(cclcBroadcast(T.data_ptr(), T.data_ptr(), bytesOf(T), cclcUint8, Root,
+                                      Comm, Stream),
+                        "broadcast");
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::allreduce(std::vector<at::Tensor> &Tensors,
@@ -456,7 +535,8 @@ ProcessGroupCclc::allreduce_coalesced(std::vector<at::Tensor> &Tensors,
                                       const c10d::AllreduceCoalescedOptions &Opts) {
   TORCH_CHECK(!Tensors.empty(), "cclc: allreduce_coalesced takes at least one tensor");
   for (const at::Tensor &T : Tensors) {
-    requireHostDense(T, "allreduce_coalesced");
+    requireDense(T, "allreduce_coalesced");
+    requireSameDevice(T, Tensors[0], "allreduce_coalesced");
     TORCH_CHECK(T.scalar_type() == Tensors[0].scalar_type(),
                 "cclc: allreduce_coalesced takes tensors of one dtype");
   }
@@ -464,9 +544,9 @@ ProcessGroupCclc::allreduce_coalesced(std::vector<at::Tensor> &Tensors,
   // when the call runs, after the calls before it.
   reductionOf(Tensors[0], Opts.reduceOp);
   return submit(c10d::OpType::ALLREDUCE_COALESCED, Tensors, totalBytes(Tensors),
-                [this, Tensors, Op = Opts.reduceOp] {
+                [this, Tensors, Op = Opts.reduceOp](cclcStream_t Stream) {
                   at::Tensor Flat = concatenated(Tensors);
-                  allreduceInPlace(Flat, Op)();
+                  allreduceInPlace(Flat, Op)(Stream);
                   int64_t Offset = 0;
                   for (const at::Tensor &T : Tensors) {
                     T.copy_(Flat.narrow(0, Offset, T.numel()).view(T.sizes()));
@@ -481,9 +561,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::reduce(std::vector<at::Tensor> 
   Reduction R = reductionOf(T, Opts.reduceOp);
   int Root = int(Opts.rootRank);
   return submit(c10d::OpType::REDUCE, Tensors, bytesOf(T),
-                [this, T, R, Root, Kind = Opts.reduceOp.op_]() mutable {
+                [this, T, R, Root, Kind = Opts.reduceOp.op_](cclcStream_t Stream) mutable {
                   check(cclcReduce(T.data_ptr(), T.data_ptr(), size_t(T.numel()) * R.Lanes,
-                                   R.Type, redOpOf(Kind), Root, Comm, nullptr),
+                                   R.Type, redOpOf(Kind), Root, Comm, Stream),
                         "reduce");
                   if (Kind == c10d::ReduceOp::AVG && getRank() == Root)
                     averageInPlace(T, getSize());
@@ -499,8 +579,8 @@ ProcessGroupCclc::allgather(std::vector<std::vector<at::Tensor>> &Outputs,
   at::Tensor Flat = at::empty({getSize() * In.numel()}, In.options());
   Body Gather = allgatherInto(Flat, In);
   return submit(c10d::OpType::ALLGATHER, Outputs[0], bytesOf(Flat),
-                [this, Gather, Flat, In, List = Outputs[0]] {
-                  Gather();
+                [this, Gather, Flat, In, List = Outputs[0]](cclcStream_t Stream) {
+                  Gather(Stream);
                   for (int Rank = 0; Rank < getSize(); ++Rank)
                     List[Rank].copy_(
                         Flat.narrow(0, Rank * In.numel(), In.numel()).view(In.sizes()));
@@ -519,7 +599,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::allgather_into_tensor_coalesced
     const c10d::AllgatherOptions &) {
   Body All = forEachPair(Outputs, Inputs, "allgather_into_tensor_coalesced",
                          [&](at::Tensor &Out, at::Tensor &In) { return allgatherInto(Out, In); });
-  return submit(c10d::OpType::ALLGATHER_INTO_TENSOR_COALESCED, Outputs, totalBytes(Outputs),
+  // COALESCED, which every torch release names (the per-operation kinds came later).
+  return submit(c10d::OpType::COALESCED, Outputs, totalBytes(Outputs),
                 std::move(All));
 }
 
@@ -527,6 +608,7 @@ c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::gather(std::vector<std::vector<at::Tensor>> &Outputs,
                          std::vector<at::Tensor> &Inputs, const c10d::GatherOptions &Opts) {
   at::Tensor In = single(Inputs, "gather");
+  requireHost(In, "gather's input");
   int Root = int(Opts.rootRank);
   std::vector<at::Tensor> Sends(getSize()), Recvs(getSize()), Results;
   if (getRank() == Root) {
@@ -540,7 +622,7 @@ ProcessGroupCclc::gather(std::vector<std::vector<at::Tensor>> &Outputs,
     Sends[Root] = In;
   }
   return submit(c10d::OpType::GATHER, Results, bytesOf(In) * getSize(),
-                [this, In, Sends, Recvs, Results, Root] {
+                [this, In, Sends, Recvs, Results, Root](cclcStream_t) {
                   if (!Results.empty())
                     Results[Root].copy_(In);
                   exchange(Sends, Recvs);
@@ -552,6 +634,7 @@ ProcessGroupCclc::scatter(std::vector<at::Tensor> &Outputs,
                           std::vector<std::vector<at::Tensor>> &Inputs,
                           const c10d::ScatterOptions &Opts) {
   at::Tensor Out = single(Outputs, "scatter");
+  requireHost(Out, "scatter's output");
   int Root = int(Opts.rootRank);
   std::vector<at::Tensor> Sends(getSize()), Recvs(getSize());
   at::Tensor Own;
@@ -567,7 +650,7 @@ ProcessGroupCclc::scatter(std::vector<at::Tensor> &Outputs,
     Recvs[Root] = Out;
   }
   return submit(c10d::OpType::SCATTER, Outputs, bytesOf(Out) * getSize(),
-                [this, Out, Own, Sends, Recvs] {
+                [this, Out, Own, Sends, Recvs](cclcStream_t) {
                   if (Own.defined())
                     Out.copy_(Own);
                   exchange(Sends, Recvs);
@@ -584,8 +667,8 @@ ProcessGroupCclc::reduce_scatter(std::vector<at::Tensor> &Outputs,
   reductionOf(Out, Opts.reduceOp);
   // The inputs travel in one flat buffer, filled when the call runs.
   return submit(c10d::OpType::REDUCE_SCATTER, Outputs, totalBytes(Inputs[0]),
-                [this, Out, List = Inputs[0], Op = Opts.reduceOp] {
-                  reduceScatterInto(Out, concatenated(List), Op)();
+                [this, Out, List = Inputs[0], Op = Opts.reduceOp](cclcStream_t Stream) {
+                  reduceScatterInto(Out, concatenated(List), Op)(Stream);
                 });
 }
 
@@ -603,7 +686,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::reduce_scatter_tensor_coalesced
                          [&](at::Tensor &Out, at::Tensor &In) {
                            return reduceScatterInto(Out, In, Opts.reduceOp);
                          });
-  return submit(c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED, Outputs, totalBytes(Inputs),
+  return submit(c10d::OpType::COALESCED, Outputs, totalBytes(Inputs),
                 std::move(All));
 }
 
@@ -611,8 +694,8 @@ c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
                                 std::vector<int64_t> &OutputSplits,
                                 std::vector<int64_t> &InputSplits, const c10d::AllToAllOptions &) {
-  requireHostDense(Input, "all_to_all_single's input");
-  requireHostDense(Output, "all_to_all_single's output");
+  requireHost(Input, "all_to_all_single's input");
+  requireHost(Output, "all_to_all_single's output");
   TORCH_CHECK(Output.scalar_type() == Input.scalar_type(),
               "cclc: all_to_all_single's input and output differ in dtype");
   if (OutputSplits.empty() && InputSplits.empty()) {
@@ -620,7 +703,8 @@ ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
                 "cclc: all_to_all_single without split sizes needs input and output of equal "
                 "sizes divisible by the group's size (",
                 getSize(), "), not ", Input.numel(), " and ", Output.numel());
-    return submit(c10d::OpType::ALLTOALL_BASE, {Output}, bytesOf(Input), [this, Output, Input] {
+    return submit(c10d::OpType::ALLTOALL_BASE, {Output}, bytesOf(Input),
+                  [this, Output, Input](cclcStream_t) {
       check(cclcAllToAll(Input.data_ptr(), Output.data_ptr(), bytesOf(Input) / getSize(),
                          cclcUint8, Comm, nullptr),
             "all_to_all_single");
@@ -647,7 +731,7 @@ ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
   std::vector<at::Tensor> Sends = Slices(Input, InputSplits, "input");
   std::vector<at::Tensor> Recvs = Slices(Output, OutputSplits, "output");
   return submit(c10d::OpType::ALLTOALL_BASE, {Output}, bytesOf(Input),
-                [this, Sends, Recvs] { exchange(Sends, Recvs); });
+                [this, Sends, Recvs](cclcStream_t) { exchange(Sends, Recvs); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::alltoall(std::vector<at::Tensor> &Outputs,
@@ -657,14 +741,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::alltoall(std::vector<at::Tensor
               "cclc: all_to_all takes one input and one output tensor per rank of the group (",
               getSize(), ")");
   for (const at::Tensor &T : flatList({Outputs, Inputs}))
-    requireHostDense(T, "all_to_all's tensors");
+    requireHost(T, "all_to_all's tensors");
   return submit(c10d::OpType::ALLTOALL, Outputs, totalBytes(Inputs),
-                [this, Sends = Inputs, Recvs = Outputs] { exchange(Sends, Recvs); });
+                [this, Sends = Inputs, Recvs = Outputs](cclcStream_t) { exchange(Sends, Recvs); });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::send(std::vector<at::Tensor> &Tensors,
                                                       int DstRank, int) {
   at::Tensor &T = single(Tensors, "send");
+  requireHost(T, "send");
   auto Work = c10::make_intrusive<CclcWork>(getRank(), c10d::OpType::SEND, Tensors, Peers);
   Peers->post(/*IsSend=*/true, T, DstRank, Work);
   return Work;
@@ -673,6 +758,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::send(std::vector<at::Tensor> &T
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::recv(std::vector<at::Tensor> &Tensors,
                                                       int SrcRank, int) {
   at::Tensor &T = single(Tensors, "recv");
+  requireHost(T, "recv");
   auto Work = c10::make_intrusive<CclcWork>(getRank(), c10d::OpType::RECV, Tensors, Peers);
   Peers->post(/*IsSend=*/false, T, SrcRank, Work);
   return Work;

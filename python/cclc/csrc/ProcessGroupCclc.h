@@ -10,7 +10,13 @@
 // order through a CallQueue: small ones on the calling thread, the rest on
 // the backend's own thread, so that an asynchronous call returns at once and
 // its Work's future completes when the call is done, which is what DDP's
-// reducer and comm hooks chain on while the backward pass goes on. Sends and
+// reducer and comm hooks chain on while the backward pass goes on.
+//
+// A collective on CUDA tensors runs as ProcessGroupNCCL's do from the
+// caller's view: on the current stream of the tensors' device. The call
+// returns once the runtime has enqueued it there (after the calls queued
+// before it), and its Work's future is a CUDA future whose value is ready
+// for work ordered after that stream. Sends and
 // receives are held back instead, and all the held ones run together, as one
 // group of the C API, when any of their Work objects is waited for (or its
 // future asked for) or before the next collective: a rank may post isend and
@@ -19,8 +25,9 @@
 //
 // Failures (a peer that died or timed out, a mismatch the runtime detects)
 // raise torch.distributed.DistBackendError with the runtime's message;
-// misuse (an unsupported dtype or operator, a non-contiguous or CUDA tensor)
-// raises a RuntimeError saying what to pass.
+// misuse (an unsupported dtype or operator, a non-contiguous tensor, a CUDA
+// tensor for an operation the runtime runs on the host only) raises a
+// RuntimeError saying what to pass.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -29,6 +36,8 @@
 
 #include <cclc.h>
 
+#include <c10/core/Event.h>
+#include <c10/core/Stream.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -38,6 +47,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,26 +56,34 @@ namespace cclc::torch {
 class PeerQueue;
 
 /// One operation's Work: done when its call has run, on whichever thread ran
-/// it; a send or receive runs once its peer queue is flushed.
+/// it; a send or receive runs once its peer queue is flushed. A call on a
+/// CUDA stream is done once enqueued; it is completed once the GPU has run it.
 class CclcWork : public c10d::Work {
 public:
-  /// An operation whose results are Outputs, submitted to a CallQueue.
-  CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs);
+  /// An operation whose results are Outputs, submitted to a CallQueue; with
+  /// Stream, enqueued on that CUDA stream.
+  CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs,
+           std::optional<c10::Stream> Stream = std::nullopt);
   /// A send or receive held in Queue.
   CclcWork(int Rank, c10d::OpType Type, std::vector<at::Tensor> Outputs,
            std::shared_ptr<PeerQueue> Queue);
 
+  /// The call has run; on a stream, the GPU has also reached its end.
   bool isCompleted() override;
   bool isSuccess() const override;
   std::exception_ptr exception() const override;
-  /// Waits until the call has run and rethrows its failure. The runtime
-  /// bounds every wait of the call by its own timeout, so this needs none.
+  /// Waits until the call has run and rethrows its failure; a call on a
+  /// stream makes the caller's current stream wait for it instead, as
+  /// ProcessGroupNCCL's Work does. The runtime bounds every wait of the call
+  /// by its own timeout, so this needs none.
   bool wait(std::chrono::milliseconds Timeout) override;
   std::vector<at::Tensor> result() override;
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
-  /// The operation ended, with Error if it failed: wakes its waiters and
-  /// completes its future.
+  /// The operation ended (was enqueued, on a stream), with Error if it
+  /// failed: wakes its waiters and completes its future. A call on a stream
+  /// finishes on the caller's thread, where that stream is current, so that
+  /// the future's CUDA events follow the call.
   void finish(std::exception_ptr Error);
 
 private:
@@ -78,6 +96,9 @@ private:
   std::exception_ptr Error;
   const std::vector<at::Tensor> Outputs;
   std::shared_ptr<PeerQueue> Queue;
+  const std::optional<c10::Stream> Stream;
+  /// Recorded on Stream once the call is enqueued.
+  std::optional<c10::Event> Ended;
   const c10::intrusive_ptr<c10::ivalue::Future> Future;
 };
 
@@ -169,8 +190,10 @@ public:
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &Opts) override;
 
 private:
-  /// A call's body: runs on the queue's thread or the caller's.
-  using Body = std::function<void()>;
+  /// A call's body: runs on the queue's thread or the caller's, given the
+  /// CUDA stream to enqueue on (null for host tensors), which is then also
+  /// the thread's current stream.
+  using Body = std::function<void(cclcStream_t)>;
 
   /// Throws DistBackendError with the runtime's message unless Result is
   /// success; What names the call.
@@ -179,9 +202,14 @@ private:
   /// so that they run in the order they were issued.
   void flushPeers();
   /// Submits Run, which moves Bytes and leaves its results in Outputs, after
-  /// the calls before it; the Work finishes when it has run.
+  /// the calls before it; the Work finishes when it has run. Where Outputs
+  /// are CUDA tensors, Run enqueues on their device's current stream and
+  /// this returns once it has.
   c10::intrusive_ptr<c10d::Work> submit(c10d::OpType Type, std::vector<at::Tensor> Outputs,
                                         size_t Bytes, Body Run);
+  /// Runs Run on Stream after the calls before it, waiting for it here.
+  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType Type, std::vector<at::Tensor> Outputs,
+                                         c10::Stream Stream, Body Run);
   /// Allreduce of T in place with torch's operator Op (AVG divides the sum);
   /// checks the arguments now.
   Body allreduceInPlace(at::Tensor T, const c10d::ReduceOp &Op);

@@ -24,15 +24,17 @@ def model():
                                torch.nn.ReLU(), torch.nn.Linear(64, 4))
 
 
-def train(group, rank):
+def train(group, rank, device=torch.device("cpu")):
     # A small bucket size makes DDP reduce the gradients in several buckets.
-    ddp = DistributedDataParallel(model(), process_group=group, bucket_cap_mb=0.01)
+    ddp = DistributedDataParallel(model().to(device), process_group=group, bucket_cap_mb=0.01,
+                                  device_ids=[device] if device.type == "cuda" else None)
     optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
     losses = []
     for step in range(STEPS):
         g = torch.Generator().manual_seed(1000 * rank + step)
         x = torch.randn(16, 32, generator=g)
         y = torch.randint(0, 4, (16,), generator=g)
+        x, y = x.to(device), y.to(device)
         optimizer.zero_grad()
         loss = torch.nn.functional.cross_entropy(ddp(x), y)
         loss.backward()
