@@ -1,6 +1,7 @@
 """The cclc backend on CUDA tensors, at 2 and 3 ranks on the GPUs there are
 (several ranks share a GPU where there are fewer): every collective the
-runtime runs on the GPU × dtype, streams and futures, and DDP of a CUDA model.
+runtime runs on the GPU × dtype, the operations staged through host memory,
+streams and futures, and DDP of a CUDA model.
 Skipped where PyTorch sees no CUDA device.
 """
 import pytest
@@ -17,8 +18,11 @@ SIZES = (1, 1031)
 OPERATIONS = ([f"all_reduce-{op}" for op in ("sum", "avg", "product", "min", "max")] +
               ["broadcast", "reduce-sum", "reduce-max", "all_gather", "all_gather_into_tensor",
                "reduce_scatter", "reduce_scatter_tensor"])
+STAGED = ("all_to_all", "all_to_all_single", "all_to_all_single-splits", "gather", "scatter",
+          "send_recv", "isend_irecv")
 CASES = [f"{op}-{d}-n{n}" for op in OPERATIONS for d in DTYPES for n in SIZES] + \
-        ["async-wait-large", "future-large", "host-and-gpu", "send-refused"]
+        [f"{op}-{d}-n{n}" for op in STAGED for d in ("f32", "i64") for n in SIZES] + \
+        ["async-wait-large", "future-large", "host-and-gpu"]
 
 _jobs = {}
 

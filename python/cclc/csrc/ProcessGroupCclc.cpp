@@ -43,15 +43,35 @@ void requireDense(const at::Tensor &T, const char *What) {
   TORCH_CHECK(!T.is_sparse(), "cclc: ", What, " is sparse; the cclc backend takes dense tensors");
 }
 
-/// Refuses CUDA tensors for the operations the runtime runs on the host
-/// only (sends, receives and what is made of them).
-void requireHost(const at::Tensor &T, const char *What) {
-  requireDense(T, What);
-  TORCH_CHECK(T.device().is_cpu(), "cclc: ", What, " is on ", T.device().str(),
-              "; the cclc backend runs allreduce, broadcast, reduce, allgather and "
-              "reduce_scatter on CUDA tensors, and sends, receives, gather, scatter and "
-              "all_to_all on CPU tensors only (or use a group with backend "
-              "\"cpu:cclc,cuda:nccl\")");
+// The runtime's point-to-point engine runs on the host, so the operations
+// made of sends and receives stage CUDA tensors through host memory: what
+// is sent is copied out when the call is made, on the caller's thread (so
+// after the work its current stream holds), and what is received is copied
+// in once it has arrived.
+
+/// What a send of T reads: T, or a host copy of a CUDA tensor (undefined
+/// stays undefined).
+at::Tensor sendable(const at::Tensor &T) { return T.defined() ? T.cpu() : T; }
+
+/// Where a receive into T lands: T, or a host tensor to be copied into the
+/// CUDA tensor T afterwards (by landed()).
+at::Tensor receivable(const at::Tensor &T) {
+  return T.defined() && !T.device().is_cpu() ? at::empty(T.sizes(), T.options().device(at::kCPU))
+                                             : T;
+}
+
+/// Copies what a receive left in Landing into T, where Landing is a host
+/// copy of T's (receivable()).
+void landed(const at::Tensor &T, const at::Tensor &Landing) {
+  if (T.defined() && !T.is_same(Landing))
+    T.copy_(Landing);
+}
+
+std::vector<at::Tensor> sendable(const std::vector<at::Tensor> &Tensors) {
+  std::vector<at::Tensor> Copies;
+  for (const at::Tensor &T : Tensors)
+    Copies.push_back(sendable(T));
+  return Copies;
 }
 
 /// Refuses Other unless it lies on the device of First: one call's tensors
@@ -313,8 +333,9 @@ void CclcWork::finish(std::exception_ptr Failure) {
 
 void PeerQueue::post(bool IsSend, const at::Tensor &T, int Peer,
                      c10::intrusive_ptr<CclcWork> Work) {
+  at::Tensor Moved = IsSend ? sendable(T) : receivable(T);
   std::lock_guard<std::mutex> Guard(Lock);
-  Held.push_back({IsSend, T, Peer, std::move(Work)});
+  Held.push_back({IsSend, Moved, IsSend ? at::Tensor() : T, Peer, std::move(Work)});
 }
 
 void PeerQueue::flush() {
@@ -341,6 +362,8 @@ void PeerQueue::flush() {
                    cclcResult_t Ended = cclcGroupEnd();
                    checkResult(Result != cclcSuccess ? Result : Ended,
                                "a group of sends and receives", Rank);
+                   for (const Pending &P : *Batch)
+                     landed(P.Received, P.Tensor);
                  },
                  [Batch](std::exception_ptr Error) {
                    for (Pending &P : *Batch)
@@ -498,17 +521,22 @@ ProcessGroupCclc::Body ProcessGroupCclc::reduceScatterInto(at::Tensor Output, at
 
 void ProcessGroupCclc::exchange(const std::vector<at::Tensor> &Sends,
                                 const std::vector<at::Tensor> &Recvs) {
+  std::vector<at::Tensor> Landings;
+  for (const at::Tensor &T : Recvs)
+    Landings.push_back(receivable(T));
   cclcResult_t Result = cclcGroupStart();
   for (int Peer = 0; Peer < getSize() && Result == cclcSuccess; ++Peer) {
     if (Sends[Peer].defined())
       Result = cclcSend(Sends[Peer].data_ptr(), bytesOf(Sends[Peer]), cclcUint8, Peer, Comm,
                         nullptr);
-    if (Result == cclcSuccess && Recvs[Peer].defined())
-      Result = cclcRecv(Recvs[Peer].data_ptr(), bytesOf(Recvs[Peer]), cclcUint8, Peer, Comm,
-                        nullptr);
+    if (Result == cclcSuccess && Landings[Peer].defined())
+      Result = cclcRecv(Landings[Peer].data_ptr(), bytesOf(Landings[Peer]), cclcUint8, Peer,
+                        Comm, nullptr);
   }
   cclcResult_t Ended = cclcGroupEnd();
   check(Result != cclcSuccess ? Result : Ended, "a group of sends and receives");
+  for (int Peer = 0; Peer < getSize(); ++Peer)
+    landed(Recvs[Peer], Landings[Peer]);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::broadcast(std::vector<at::Tensor> &Tensors,
@@ -608,7 +636,6 @@ c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::gather(std::vector<std::vector<at::Tensor>> &Outputs,
                          std::vector<at::Tensor> &Inputs, const c10d::GatherOptions &Opts) {
   at::Tensor In = single(Inputs, "gather");
-  requireHost(In, "gather's input");
   int Root = int(Opts.rootRank);
   std::vector<at::Tensor> Sends(getSize()), Recvs(getSize()), Results;
   if (getRank() == Root) {
@@ -619,7 +646,7 @@ ProcessGroupCclc::gather(std::vector<std::vector<at::Tensor>> &Outputs,
   } else {
     TORCH_CHECK(Outputs.empty() || Outputs[0].empty(),
                 "cclc: gather takes an output list on the root only");
-    Sends[Root] = In;
+    Sends[Root] = sendable(In);
   }
   return submit(c10d::OpType::GATHER, Results, bytesOf(In) * getSize(),
                 [this, In, Sends, Recvs, Results, Root](cclcStream_t) {
@@ -634,16 +661,16 @@ ProcessGroupCclc::scatter(std::vector<at::Tensor> &Outputs,
                           std::vector<std::vector<at::Tensor>> &Inputs,
                           const c10d::ScatterOptions &Opts) {
   at::Tensor Out = single(Outputs, "scatter");
-  requireHost(Out, "scatter's output");
   int Root = int(Opts.rootRank);
   std::vector<at::Tensor> Sends(getSize()), Recvs(getSize());
   at::Tensor Own;
   if (getRank() == Root) {
     TORCH_CHECK(Inputs.size() == 1, "cclc: scatter takes one input list on the root");
     requireList(Inputs[0], Out, getSize(), "scatter's input list");
-    Sends = Inputs[0];
-    Own = Sends[Root];
-    Sends[Root] = at::Tensor();
+    std::vector<at::Tensor> Blocks = Inputs[0];
+    Own = Blocks[Root];
+    Blocks[Root] = at::Tensor();
+    Sends = sendable(Blocks);
   } else {
     TORCH_CHECK(Inputs.empty() || Inputs[0].empty(),
                 "cclc: scatter takes an input list on the root only");
@@ -694,8 +721,9 @@ c10::intrusive_ptr<c10d::Work>
 ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
                                 std::vector<int64_t> &OutputSplits,
                                 std::vector<int64_t> &InputSplits, const c10d::AllToAllOptions &) {
-  requireHost(Input, "all_to_all_single's input");
-  requireHost(Output, "all_to_all_single's output");
+  requireDense(Input, "all_to_all_single's input");
+  requireDense(Output, "all_to_all_single's output");
+  requireSameDevice(Output, Input, "all_to_all_single");
   TORCH_CHECK(Output.scalar_type() == Input.scalar_type(),
               "cclc: all_to_all_single's input and output differ in dtype");
   if (OutputSplits.empty() && InputSplits.empty()) {
@@ -704,11 +732,13 @@ ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
                 "sizes divisible by the group's size (",
                 getSize(), "), not ", Input.numel(), " and ", Output.numel());
     return submit(c10d::OpType::ALLTOALL_BASE, {Output}, bytesOf(Input),
-                  [this, Output, Input](cclcStream_t) {
-      check(cclcAllToAll(Input.data_ptr(), Output.data_ptr(), bytesOf(Input) / getSize(),
-                         cclcUint8, Comm, nullptr),
-            "all_to_all_single");
-    });
+                  [this, Output, In = sendable(Input)](cclcStream_t) {
+                    at::Tensor Out = receivable(Output);
+                    check(cclcAllToAll(In.data_ptr(), Out.data_ptr(), bytesOf(In) / getSize(),
+                                       cclcUint8, Comm, nullptr),
+                          "all_to_all_single");
+                    landed(Output, Out);
+                  });
   }
   // Uneven splits count rows of the first dimension.
   auto Slices = [&](at::Tensor &T, std::vector<int64_t> &Splits, const char *What) {
@@ -728,7 +758,7 @@ ProcessGroupCclc::alltoall_base(at::Tensor &Output, at::Tensor &Input,
     }
     return Parts;
   };
-  std::vector<at::Tensor> Sends = Slices(Input, InputSplits, "input");
+  std::vector<at::Tensor> Sends = sendable(Slices(Input, InputSplits, "input"));
   std::vector<at::Tensor> Recvs = Slices(Output, OutputSplits, "output");
   return submit(c10d::OpType::ALLTOALL_BASE, {Output}, bytesOf(Input),
                 [this, Sends, Recvs](cclcStream_t) { exchange(Sends, Recvs); });
@@ -740,16 +770,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::alltoall(std::vector<at::Tensor
   TORCH_CHECK(int(Outputs.size()) == getSize() && int(Inputs.size()) == getSize(),
               "cclc: all_to_all takes one input and one output tensor per rank of the group (",
               getSize(), ")");
-  for (const at::Tensor &T : flatList({Outputs, Inputs}))
-    requireHost(T, "all_to_all's tensors");
+  for (const at::Tensor &T : flatList({Outputs, Inputs})) {
+    requireDense(T, "all_to_all's tensors");
+    requireSameDevice(T, Outputs[0], "all_to_all");
+  }
   return submit(c10d::OpType::ALLTOALL, Outputs, totalBytes(Inputs),
-                [this, Sends = Inputs, Recvs = Outputs](cclcStream_t) { exchange(Sends, Recvs); });
+                [this, Sends = sendable(Inputs), Recvs = Outputs](cclcStream_t) {
+                  exchange(Sends, Recvs);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::send(std::vector<at::Tensor> &Tensors,
                                                       int DstRank, int) {
   at::Tensor &T = single(Tensors, "send");
-  requireHost(T, "send");
   auto Work = c10::make_intrusive<CclcWork>(getRank(), c10d::OpType::SEND, Tensors, Peers);
   Peers->post(/*IsSend=*/true, T, DstRank, Work);
   return Work;
@@ -758,7 +791,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::send(std::vector<at::Tensor> &T
 c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::recv(std::vector<at::Tensor> &Tensors,
                                                       int SrcRank, int) {
   at::Tensor &T = single(Tensors, "recv");
-  requireHost(T, "recv");
   auto Work = c10::make_intrusive<CclcWork>(getRank(), c10d::OpType::RECV, Tensors, Peers);
   Peers->post(/*IsSend=*/false, T, SrcRank, Work);
   return Work;

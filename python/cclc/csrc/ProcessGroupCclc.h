@@ -16,7 +16,8 @@
 // caller's view: on the current stream of the tensors' device. The call
 // returns once the runtime has enqueued it there (after the calls queued
 // before it), and its Work's future is a CUDA future whose value is ready
-// for work ordered after that stream. Sends and
+// for work ordered after that stream. Sends, receives and the operations
+// made of them run on the host, through host copies of CUDA tensors. Sends and
 // receives are held back instead, and all the held ones run together, as one
 // group of the C API, when any of their Work objects is waited for (or its
 // future asked for) or before the next collective: a rank may post isend and
@@ -25,9 +26,9 @@
 //
 // Failures (a peer that died or timed out, a mismatch the runtime detects)
 // raise torch.distributed.DistBackendError with the runtime's message;
-// misuse (an unsupported dtype or operator, a non-contiguous tensor, a CUDA
-// tensor for an operation the runtime runs on the host only) raises a
-// RuntimeError saying what to pass.
+// misuse (an unsupported dtype or operator, a non-contiguous tensor, one
+// call's tensors on different devices) raises a RuntimeError saying what to
+// pass.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -120,7 +121,10 @@ public:
 private:
   struct Pending {
     bool IsSend;
+    /// What is sent or received: in host memory, a copy of a CUDA tensor's.
     at::Tensor Tensor;
+    /// The CUDA tensor a receive's Tensor is copied into once it arrived.
+    at::Tensor Received;
     int Peer;
     c10::intrusive_ptr<CclcWork> Work;
   };
@@ -215,8 +219,9 @@ private:
   Body allreduceInPlace(at::Tensor T, const c10d::ReduceOp &Op);
   Body allgatherInto(at::Tensor Output, at::Tensor Input);
   Body reduceScatterInto(at::Tensor Output, at::Tensor Input, const c10d::ReduceOp &Op);
-  /// Sends Sends[i] to rank i and receives Recvs[i] from rank i, as one
-  /// group; an undefined tensor skips that peer.
+  /// Sends Sends[i] (host tensors) to rank i and receives Recvs[i] from
+  /// rank i, as one group; an undefined tensor skips that peer, and CUDA
+  /// tensors receive through host memory.
   void exchange(const std::vector<at::Tensor> &Sends, const std::vector<at::Tensor> &Recvs);
 
   cclcComm_t Comm = nullptr;
