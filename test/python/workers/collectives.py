@@ -70,6 +70,19 @@ class Checker:
         self.results[name] = f"raised {type(error).__name__}: {error}"
 
 
+def ring_shift(rank, mine, got, group):
+    """Sends mine to the right-hand neighbour and receives got from the left,
+    by blocking calls in an order that cannot deadlock."""
+    world = dist.get_world_size(group)
+    right, left = (rank + 1) % world, (rank - 1) % world
+    if rank % 2 == 0:
+        dist.send(mine, right, group=group)
+        dist.recv(got, left, group=group)
+    else:
+        dist.recv(got, left, group=group)
+        dist.send(mine, right, group=group)
+
+
 def with_gloo(fn, fallback):
     """fn run on gloo, or fallback() where gloo does not do that case."""
     try:
@@ -207,12 +220,7 @@ def collectives(check, rank, world, cg, gg, dtype, n, tag):
         # then isend/irecv posted in the order that would with blocking calls.
         right, left = (rank + 1) % world, (rank - 1) % world
         got = torch.empty_like(mine)
-        if rank % 2 == 0:
-            dist.send(mine, right, group=cg)
-            dist.recv(got, left, group=cg)
-        else:
-            dist.recv(got, left, group=cg)
-            dist.send(mine, right, group=cg)
+        ring_shift(rank, mine, got, group=cg)
         check.case(f"send_recv-{tag}", got, inputs[left])
         got = torch.empty_like(mine)
         works = [dist.isend(mine, left, group=cg), dist.irecv(got, right, group=cg)]

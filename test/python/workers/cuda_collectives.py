@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 
 import cclc.torch  # noqa: F401  (registers the backend)
-from collectives import DTYPES, OPS, Checker, make_input, reference
+from collectives import DTYPES, OPS, Checker, make_input, reference, ring_shift
 from ddp import train
 
 SIZES = (1, 1031)
@@ -203,13 +203,7 @@ def staged(attempt, check, rank, world, group, device, dtype, n, tag):
 
     def send_recv():
         got = torch.empty(1, n, dtype=dtype, device=device)
-        mine = block(rank, 0).to(device)
-        if rank % 2 == 0:
-            dist.send(mine, right, group=group)
-            dist.recv(got, left, group=group)
-        else:
-            dist.recv(got, left, group=group)
-            dist.send(mine, right, group=group)
+        ring_shift(rank, block(rank, 0).to(device), got, group)
         check.case(f"send_recv-{tag}", got.cpu(), block(left, 0))
     attempt(f"send_recv-{tag}", send_recv)
 
