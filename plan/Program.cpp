@@ -3,6 +3,7 @@
 #include "plan/Program.h"
 
 #include "plan/Assert.h"
+#include "plan/StableSends.h"
 
 #include <algorithm>
 
@@ -69,9 +70,10 @@ std::vector<LoweredStep> lowerChannel(const std::vector<Step> &Steps) {
   Calls.reserve(Steps.size());
   for (size_t I = 0; I < Steps.size(); ++I) {
     if (!startsExchange(Steps, I)) {
-      Calls.push_back({callOf(Steps[I]), Steps[I].Primitive, Steps[I].Loc});
+      Calls.push_back({callOf(Steps[I]), Steps[I].Primitive, Steps[I].Loc, int32_t(I)});
       continue;
     }
+    const int32_t Index = int32_t(I);
     const Step &Send = Steps[I], &Receive = Steps[++I];
     kern::ProgramStep X;
     X.Op = Receive.Op == OpKind::Recv ? OpKind::Exchange : OpKind::ExchangeReduce;
@@ -80,7 +82,7 @@ std::vector<LoweredStep> lowerChannel(const std::vector<Step> &Steps) {
     X.Src = Send.Src;
     X.RecvPeer = Receive.Peer;
     X.Dst = destination(Receive);
-    Calls.push_back({X, Send.Primitive, Send.Loc});
+    Calls.push_back({X, Send.Primitive, Send.Loc, Index});
   }
   return Calls;
 }
@@ -124,13 +126,17 @@ void addLinks(LinkSet &Links, int Rank, int Channel, const Step &St) {
     Links.emplace(St.Peer, Rank, Channel);
 }
 
-EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank) {
+EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank,
+                             const MessageMatch &Match) {
   CCLC_ASSERT(Rank >= 0 && Rank < S.NRanks, "the rank is not one of the schedule's");
   EncodedProgram P;
   P.Shape = Shape;
-  for (const sched::ChannelProgram &Channel : S.Ranks[size_t(Rank)].Channels) {
+  const std::vector<sched::ChannelProgram> &Channels = S.Ranks[size_t(Rank)].Channels;
+  for (size_t Channel = 0; Channel < Channels.size(); ++Channel) {
     P.ChannelBegin.push_back(uint32_t(P.Steps.size()));
-    for (const LoweredStep &L : lowerChannel(Channel.Steps))
+    std::vector<LoweredStep> Calls = lowerChannel(Channels[Channel].Steps);
+    markStableSends(Calls, Rank, int(Channel), Match);
+    for (const LoweredStep &L : Calls)
       P.Steps.push_back(L.Call);
   }
   P.ChannelBegin.push_back(uint32_t(P.Steps.size()));

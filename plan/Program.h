@@ -11,12 +11,13 @@
 // schedule lowers.
 //
 // Encoding then resolves what the interpreters' step loop would otherwise
-// decide on every round: the program's shape (grid and buffer units) and
-// each channel's range of steps.
+// decide on every round: the program's shape (grid and buffer units), each
+// channel's range of steps, and which sends a receiver may read in place.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "plan/MessageMatch.h"
 #include "plan/Schedule.h"
 
 #include "common/Program.h"
@@ -37,6 +38,9 @@ struct LoweredStep {
   /// effect's own.
   std::string Primitive;
   SourceLoc Loc;
+  /// The schedule step it lowers; for an exchange, its send, whose receive
+  /// is the next.
+  int32_t Index = 0;
 };
 
 /// The calls of one rank's channel, in program order. Steps must be
@@ -75,7 +79,10 @@ LinkSet linksOf(const sched::Schedule &S);
 /// Adds the streams that step St of Rank's channel Channel uses.
 void addLinks(LinkSet &Links, int Rank, int Channel, const sched::Step &St);
 
-/// Rank's program of S, which must be verified.
-EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank);
+/// Rank's program of S, which must be verified, with the sends its
+/// receivers may read in place marked (plan/StableSends.h); Match pairs S's
+/// messages.
+EncodedProgram encodeProgram(const sched::Schedule &S, const kern::ProgramShape &Shape, int Rank,
+                             const MessageMatch &Match);
 
 } // namespace cclc::plan

@@ -26,8 +26,9 @@ Interpreter::Interpreter(sched::Schedule S, const kern::ProgramShape &Shape)
 }
 
 void Interpreter::encodeAll() {
+  plan::MessageMatch Match(Sched);
   for (int Rank = 0; Rank < Sched.NRanks; ++Rank)
-    Programs.push_back(plan::encodeProgram(Sched, Shape, Rank));
+    Programs.push_back(plan::encodeProgram(Sched, Shape, Rank, Match));
 }
 
 const plan::EncodedProgram &Interpreter::program(int Rank) const {

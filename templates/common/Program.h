@@ -60,6 +60,21 @@ struct SliceRef {
   constexpr bool operator==(const SliceRef &) const = default;
 };
 
+/// Whether A and B share memory: slices of one buffer that overlap, or, in a
+/// call InPlace on one buffer, of input and output (input chunk c is then
+/// output chunk c).
+CCLC_HD constexpr bool sharesMemory(const SliceRef &A, const SliceRef &B, bool InPlace) {
+  const bool Aliased = InPlace && (A.Buffer == BufferKind::Input) != (B.Buffer == BufferKind::Input) &&
+                       A.Buffer != BufferKind::Scratch && B.Buffer != BufferKind::Scratch;
+  return A.overlaps(B) || (Aliased && SliceRef{B.Buffer, A.Chunk, A.Count}.overlaps(B));
+}
+
+/// Bits of ProgramStep::Stable: what the step sends stays as sent until its
+/// receiver has taken it, in a call out of place or in place (see
+/// plan/StableSends.h).
+inline constexpr uint8_t StableOutOfPlace = 1;
+inline constexpr uint8_t StableInPlace = 2;
+
 /// One encoded step. Which fields it uses depends on Op: a send reads Src
 /// and sends to SendPeer; a receive writes Dst from RecvPeer; local steps
 /// read Src and write Dst; fused steps receive Dst from RecvPeer and send it
@@ -72,6 +87,9 @@ struct ProgramStep {
   SliceRef Dst;
   /// How the step's messages travel (common/Protocol.h).
   Protocol Proto = Protocol::Simple;
+  /// StableOutOfPlace and StableInPlace, for a step that sends Src: where
+  /// the receiver may read the message in the sender's buffer.
+  uint8_t Stable = 0;
 };
 
 /// What fixes a schedule's memory layout: its grid, and each buffer's size in
@@ -115,29 +133,15 @@ template <class T> struct ProgramBuffers {
   CCLC_HD Slice<T> destination(const SliceRef &S) const {
     return {writable(S.Buffer), Grid, units(S.Buffer), S.Chunk, S.Count};
   }
-  /// Whether A and B share memory: slices of one buffer that overlap, or of
-  /// input and output where a call runs in place on one buffer (input chunk
-  /// c is then output chunk c).
+  /// The call runs in place: its input is its output.
+  CCLC_HD bool inPlace() const {
+    return static_cast<const void *>(Input) == static_cast<const void *>(Output);
+  }
+  /// Whether A and B share memory in this call.
   CCLC_HD bool overlap(const SliceRef &A, const SliceRef &B) const {
-    const bool Aliased = static_cast<const void *>(Input) == static_cast<const void *>(Output) &&
-                         (A.Buffer == BufferKind::Input) != (B.Buffer == BufferKind::Input) &&
-                         A.Buffer != BufferKind::Scratch && B.Buffer != BufferKind::Scratch;
-    return A.overlaps(B) || (Aliased && SliceRef{B.Buffer, A.Chunk, A.Count}.overlaps(B));
+    return sharesMemory(A, B, inPlace());
   }
 };
-
-/// Whether no step of Steps from step I on (of Count) writes memory that
-/// Src shares: what step I sends from Src then stays there until the call
-/// ends, since later rounds work on other elements and channels on other
-/// chunks.
-template <class T>
-CCLC_HD bool unwrittenAfter(const ProgramStep *Steps, uint32_t I, uint32_t Count,
-                            const ProgramBuffers<T> &Bufs, const SliceRef &Src) {
-  for (uint32_t J = I; J < Count; ++J)
-    if (Steps[J].Op != OpKind::Send && Bufs.overlap(Src, Steps[J].Dst))
-      return false;
-  return true;
-}
 
 /// Whether a target's primitives let a receiver read a message where its
 /// sender keeps it, and so take with each slice a step sends whether it is
@@ -145,15 +149,14 @@ CCLC_HD bool unwrittenAfter(const ProgramStep *Steps, uint32_t I, uint32_t Count
 template <class Prims>
 inline constexpr bool ReadsInPlace = requires { requires Prims::ReadsInPlace; };
 
-/// The slice step I sends from Src, marked Stable where the target reads in
-/// place and no later step writes it.
+/// The slice step S sends from its Src, marked Stable where the target reads
+/// in place and the plan says the slice stays as sent in this call.
 template <class Prims, class T>
-CCLC_HD Slice<const T> sentSlice(const ProgramStep *Steps, uint32_t I, uint32_t Count,
-                                 const ProgramBuffers<T> &Bufs, const SliceRef &Src) {
-  Slice<const T> S = Bufs.source(Src);
+CCLC_HD Slice<const T> sentSlice(const ProgramStep &S, const ProgramBuffers<T> &Bufs) {
+  Slice<const T> Sent = Bufs.source(S.Src);
   if constexpr (ReadsInPlace<Prims>)
-    S.Stable = unwrittenAfter(Steps, I, Count, Bufs, Src);
-  return S;
+    Sent.Stable = (S.Stable & (Bufs.inPlace() ? StableInPlace : StableOutOfPlace)) != 0;
+  return Sent;
 }
 
 /// Whether S receives a whole message into Dst, unmixed with what Dst held:
@@ -178,11 +181,11 @@ CCLC_HD void runStep(const ProgramStep *Steps, uint32_t I, uint32_t Count,
     // sendBeforeReceive), when the send does not read it.
     if (I + 1 < Count && receivesWhole(Steps[I + 1]) && !Bufs.overlap(S.Src, Steps[I + 1].Dst))
       Prims::template sendBeforeReceive<T, Op>(
-          Links.out(S.SendPeer, Channel), sentSlice<Prims>(Steps, I, Count, Bufs, S.Src),
+          Links.out(S.SendPeer, Channel), sentSlice<Prims>(S, Bufs),
           Links.in(Steps[I + 1].RecvPeer, Channel), Bufs.destination(Steps[I + 1].Dst));
     else
       Prims::template send<T, Op>(Links.out(S.SendPeer, Channel),
-                                  sentSlice<Prims>(Steps, I, Count, Bufs, S.Src));
+                                  sentSlice<Prims>(S, Bufs));
     break;
   case OpKind::Recv:
     Prims::template recv<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.destination(S.Dst));
@@ -206,13 +209,13 @@ CCLC_HD void runStep(const ProgramStep *Steps, uint32_t I, uint32_t Count,
     break;
   case OpKind::Exchange:
     Prims::template exchange<T, Op>(Links.out(S.SendPeer, Channel), Links.in(S.RecvPeer, Channel),
-                                    sentSlice<Prims>(Steps, I, Count, Bufs, S.Src),
+                                    sentSlice<Prims>(S, Bufs),
                                     Bufs.destination(S.Dst));
     break;
   case OpKind::ExchangeReduce:
     Prims::template exchangeReduce<T, Op>(Links.out(S.SendPeer, Channel),
                                           Links.in(S.RecvPeer, Channel),
-                                          sentSlice<Prims>(Steps, I, Count, Bufs, S.Src),
+                                          sentSlice<Prims>(S, Bufs),
                                           Bufs.destination(S.Dst));
     break;
   }

@@ -20,8 +20,9 @@ struct PrimitiveTable {
   /// message that fits carries its flag with its data already
   /// (common/Protocol.h).
   using LowLatency = PrimitiveTable;
-  /// Sends learn whether their slice stays unwritten until the call ends, so
-  /// that a receiver may read it where it lies (Outbox::sendReference).
+  /// Sends learn whether their slice stays as sent until its receiver has
+  /// taken it, so that the receiver may read it where it lies
+  /// (Outbox::sendReference).
   static constexpr bool ReadsInPlace = true;
 
   template <class T, class Op> static void send(Outbox &Out, Slice<const T> Src) {

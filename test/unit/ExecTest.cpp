@@ -338,8 +338,9 @@ TEST(Interpreter, EncodedProgram) {
   std::optional<sched::Schedule> Butterfly = compileLibrary("butterfly-allreduce", 4);
   ASSERT_TRUE(Butterfly);
   exec::ScheduleShape Shape = plan::scheduleShape(*Butterfly);
+  plan::MessageMatch Match(*Butterfly);
   for (int Rank = 0; Rank < 4; ++Rank) {
-    plan::EncodedProgram P = plan::encodeProgram(*Butterfly, Shape, Rank);
+    plan::EncodedProgram P = plan::encodeProgram(*Butterfly, Shape, Rank, Match);
     const std::vector<sched::Step> &Steps = Butterfly->Ranks[size_t(Rank)].Channels[0].Steps;
     ASSERT_EQ(P.ChannelBegin.size(), size_t(Shape.Grid.NChannels) + 1);
     EXPECT_EQ(P.ChannelBegin.front(), 0u);

@@ -16,6 +16,7 @@
 #include "compiler/instantiate/Instantiate.h"
 #include "compiler/emit/ScheduleText.h"
 #include "plan/CopyElision.h"
+#include "plan/StableSends.h"
 #include "plan/Verifier.h"
 #include "dsl/Frontend.h"
 
@@ -23,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <deque>
 #include <map>
 #include <optional>
@@ -285,6 +287,82 @@ TEST(CopyElision, ProgramsThatRunInPlace) {
                                           local(OpKind::Copy, in(0), out(0))}), 0));
   EXPECT_TRUE(plan::runsInPlace(Program({send(1, in(0)), receive(OpKind::Recv, 1, out(1)),
                                          local(OpKind::Copy, in(0), out(0))}), 0));
+}
+
+//===----------------------------------------------------------------------===//
+// Stable sends
+//===----------------------------------------------------------------------===//
+
+/// The Stable bits of Rank's sending calls on channel 0, in order.
+std::vector<int> stableBits(const Schedule &S, int32_t Rank) {
+  plan::MessageMatch Match(S);
+  std::vector<plan::LoweredStep> Calls = plan::lowerChannel(S.Ranks[size_t(Rank)].Channels[0].Steps);
+  plan::markStableSends(Calls, Rank, 0, Match);
+  std::vector<int> Bits;
+  for (const plan::LoweredStep &L : Calls)
+    if (L.Call.Op == OpKind::Send || L.Call.Op == OpKind::Exchange ||
+        L.Call.Op == OpKind::ExchangeReduce)
+      Bits.push_back(L.Call.Stable);
+  return Bits;
+}
+
+constexpr int Both = kern::StableOutOfPlace | kern::StableInPlace;
+
+TEST(StableSends, AWriteFromTheReaderAfterItsRead) {
+  // Rank 0 sends chunk 0 and gets it back from rank 1, which sends it only
+  // after taking rank 0's message: rank 1 may read that message in place.
+  Schedule S = handBuilt({{send(1, out(0)), receive(OpKind::Recv, 1, out(0))},
+                          {receive(OpKind::Recv, 0, out(1)), send(0, out(1))}},
+                         2);
+  EXPECT_EQ(stableBits(S, 0), std::vector<int>{Both});
+  EXPECT_EQ(stableBits(S, 1), std::vector<int>{Both});
+}
+
+TEST(StableSends, WritesThatMayComeBeforeTheRead) {
+  // The reader sends before it receives: its message may land first.
+  Schedule Early = handBuilt({{send(1, out(0)), receive(OpKind::Recv, 1, out(0))},
+                              {send(0, out(1)), receive(OpKind::Recv, 0, out(1))}},
+                             2);
+  EXPECT_EQ(stableBits(Early, 0), std::vector<int>{0});
+  // The write comes from a rank other than the reader.
+  Schedule Other = handBuilt({{send(1, out(0)), receive(OpKind::Recv, 2, out(0))},
+                              {receive(OpKind::Recv, 0, out(1)), send(2, out(1))},
+                              {receive(OpKind::Recv, 1, out(2)), send(0, out(2))}},
+                             3);
+  EXPECT_EQ(stableBits(Other, 0), std::vector<int>{0});
+  // The rank overwrites the slice itself.
+  Schedule Local = handBuilt({{send(1, out(0)), local(OpKind::Copy, out(1), out(0))},
+                              {receive(OpKind::Recv, 0, out(1))}},
+                             2);
+  EXPECT_EQ(stableBits(Local, 0), std::vector<int>{0});
+  // Input is overwritten only where the call runs in place.
+  Schedule Input = handBuilt({{send(1, in(0)), receive(OpKind::Recv, 1, out(0))},
+                              {send(0, out(1)), receive(OpKind::Recv, 0, out(1))}},
+                             2);
+  EXPECT_EQ(stableBits(Input, 0), std::vector<int>{kern::StableOutOfPlace});
+}
+
+TEST(StableSends, LibraryAllreducesInPlace) {
+  // In place, halving-doubling gets back from each peer the half it sent
+  // that peer, after the peer read it: every send stays where it lies.
+  for (int32_t NRanks : {2, 4, 8}) {
+    Schedule HalvingDoubling = library("halving-doubling-allreduce", NRanks);
+    for (int32_t R = 0; R < NRanks; ++R) {
+      std::vector<int> Sends = stableBits(HalvingDoubling, R);
+      EXPECT_EQ(Sends.size(), size_t(2 * std::countr_zero(uint32_t(NRanks))));
+      for (int Bits : Sends)
+        EXPECT_EQ(Bits & kern::StableInPlace, kern::StableInPlace) << NRanks << " rank " << R;
+    }
+  }
+  // The butterfly reduces into what it sends in the same exchange.
+  std::vector<int> Butterfly = stableBits(library("butterfly-allreduce", 2), 0);
+  EXPECT_FALSE(Butterfly.empty());
+  for (int Bits : Butterfly)
+    EXPECT_EQ(Bits & kern::StableInPlace, 0);
+  // A ring of 4 gets each chunk back from its left neighbour, not its reader.
+  std::vector<int> Ring = stableBits(library("ring-allreduce", 4), 0);
+  EXPECT_TRUE(std::any_of(Ring.begin(), Ring.end(),
+                          [](int Bits) { return (Bits & kern::StableInPlace) == 0; }));
 }
 
 //===----------------------------------------------------------------------===//
