@@ -621,7 +621,7 @@ struct Inbox {
   /// (and said so in DirectOffer::ReadsSender).
   bool AskedReads = false;
   /// The mapping the message peek() returned lies in, if it is a reference.
-  std::shared_ptr<std::byte> Reading;
+  std::shared_ptr<std::byte> Reading{};
   /// The offer last made (DirectOffer::Seq), withdrawn if the receive fails.
   uint64_t Offered = 0;
   /// The size word of the message peek() returned.

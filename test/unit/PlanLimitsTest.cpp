@@ -523,10 +523,12 @@ TEST(PlanRolling, OneRankOfThousandsOfRanksLoadsInTimeAndMemoryOfItsOwn) {
     // Its ring: it sends to the next rank and receives from the one before.
     EXPECT_EQ(Mine->Links.size(), size_t(NRanks));
     for (const sched::Step &St : Steps) {
-      if (sched::opReceives(St.Op))
+      if (sched::opReceives(St.Op)) {
         EXPECT_EQ(St.Peer, Rank - 1);
-      if (sched::opSends(St.Op))
+      }
+      if (sched::opSends(St.Op)) {
         EXPECT_EQ(St.sendTarget(), Rank + 1);
+      }
     }
     // What it holds is its own program, the plan's text and a link per
     // rank, not every rank's steps (134 million of them at 8192 ranks).
