@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
+#include <cstdint>
 
 namespace cclc::plan {
 

@@ -175,7 +175,7 @@ void requireList(const std::vector<at::Tensor> &List, const at::Tensor &Like, in
 }
 
 /// Checks that Whole (named WholeName) holds Size times the elements of
-/// Part (its operation's PartName), of Part's dtype, both dense on the host.
+/// Part (its operation's PartName), of Part's dtype, both dense on one device.
 void requireWhole(const at::Tensor &Whole, const char *WholeName, const at::Tensor &Part,
                   const char *PartName, int Size) {
   requireDense(Whole, WholeName);
@@ -234,13 +234,17 @@ at::Tensor &single(std::vector<at::Tensor> &Tensors, const char *What) {
   return Tensors[0];
 }
 
+/// The calling thread's current stream on Device.
+c10::Stream currentStream(c10::Device Device) {
+  return c10::impl::getDeviceGuardImpl(Device.type())->getStream(Device);
+}
+
 /// The stream a call on Outputs runs on: the current stream of their CUDA
 /// device, or none for host tensors.
 std::optional<c10::Stream> streamOf(const std::vector<at::Tensor> &Outputs) {
   if (Outputs.empty() || !Outputs[0].device().is_cuda())
     return std::nullopt;
-  c10::Device Device = Outputs[0].device();
-  return c10::impl::getDeviceGuardImpl(Device.type())->getStream(Device);
+  return currentStream(Outputs[0].device());
 }
 
 } // namespace
@@ -293,10 +297,8 @@ bool CclcWork::wait(std::chrono::milliseconds) {
   Finished.wait(Guard, [&] { return Done; });
   if (Error)
     std::rethrow_exception(Error);
-  if (Ended) {
-    c10::Device Device = Stream->device();
-    Ended->block(c10::impl::getDeviceGuardImpl(Device.type())->getStream(Device));
-  }
+  if (Ended)
+    Ended->block(currentStream(Stream->device()));
   return true;
 }
 
