@@ -70,8 +70,9 @@ constexpr Spelling<RedOp> RedOps[] = {
     {RedOp::Sum, "sum"}, {RedOp::Prod, "prod"}, {RedOp::Min, "min"}, {RedOp::Max, "max"}};
 constexpr RedOp AllRedOps[] = {RedOp::Sum, RedOp::Prod, RedOp::Min, RedOp::Max};
 
-constexpr Spelling<Protocol> Protocols[] = {{Protocol::Simple, "simple"}, {Protocol::LL, "ll"}};
-constexpr Protocol AllProtocols[] = {Protocol::Simple, Protocol::LL};
+constexpr Spelling<Protocol> Protocols[] = {
+    {Protocol::Simple, "simple"}, {Protocol::LL, "ll"}, {Protocol::LL128, "ll128"}};
+constexpr Protocol AllProtocols[] = {Protocol::Simple, Protocol::LL, Protocol::LL128};
 
 } // namespace
 

@@ -80,7 +80,7 @@ std::string_view redOpName(RedOp Op);
 std::optional<RedOp> parseRedOp(std::string_view Name);
 std::span<const RedOp> allRedOps();
 
-/// "simple", "ll": how a step's messages travel (common/Protocol.h).
+/// "simple", "ll", "ll128": how a step's messages travel (common/Protocol.h).
 std::string_view protocolName(Protocol P);
 std::optional<Protocol> parseProtocol(std::string_view Name);
 std::span<const Protocol> allProtocols();

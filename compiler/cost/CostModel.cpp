@@ -21,15 +21,31 @@ using sched::Step;
 using topo::PathType;
 
 double linkLatencyUs(PathType Type, sched::Protocol P) {
-  const bool LL = P == sched::Protocol::LL;
+  // {simple, LL, LL128}, indexed by the protocol.
+  auto By = [P](double Simple, double LL, double LL128) {
+    return P == sched::Protocol::LL ? LL : P == sched::Protocol::LL128 ? LL128 : Simple;
+  };
   switch (Type) {
   case PathType::LOC: return 0.0;
   case PathType::NVL:
   case PathType::NVB:
-  case PathType::C2C: return LL ? 0.6 : 3.4;
-  case PathType::NET: return LL ? 2.7 : 14.0;
-  default: return LL ? 1.0 : 5.7; // Every PCI and CPU path: NCCL's PCI latency.
+  case PathType::C2C: return By(3.4, 0.6, 1.9);
+  case PathType::NET: return By(14.0, 2.7, 4.0);
+  default: return By(5.7, 1.0, 2.5); // Every PCI and CPU path: NCCL's PCI latency.
   }
+}
+
+double bandwidthShare(sched::Protocol P) {
+  const kern::LineFormat F = kern::lineFormat(P);
+  return P == sched::Protocol::Simple ? 1.0 : double(F.Payload) / double(F.LineBytes);
+}
+
+sched::Protocol protocolUsed(PathType Type, sched::Protocol P, double Message) {
+  if (P == sched::Protocol::Simple || Message > double(kern::lineFormat(P).MaxBytes))
+    return sched::Protocol::Simple;
+  const bool WholeLines = Type == PathType::LOC || Type == PathType::NVL ||
+                          Type == PathType::NVB || Type == PathType::C2C;
+  return P == sched::Protocol::LL128 && !WholeLines ? sched::Protocol::Simple : P;
 }
 
 /// Units of the larger of the input and output buffers.
@@ -290,10 +306,9 @@ Simulation::Simulation(const SimProgram &P, int32_t Factor,
       sched::Protocol Proto =
           Cost.Open && !Protocols.empty() ? Protocols[Column / Sizes.size()] : Cost.Proto;
       double Message = Cost.Chunks * Scale * ChunkBytes[Column];
-      bool LL = Proto == sched::Protocol::LL && Message <= double(kern::LLMaxBytes);
-      SendTimes.push_back(
-          linkLatencyUs(Cost.Path, LL ? sched::Protocol::LL : sched::Protocol::Simple) +
-          Message / (LL ? Cost.Bw * LLBandwidthShare : Cost.Bw));
+      sched::Protocol Used = protocolUsed(Cost.Path, Proto, Message);
+      SendTimes.push_back(linkLatencyUs(Cost.Path, Used) +
+                          Message / (Cost.Bw * bandwidthShare(Used)));
     }
   for (int32_t Chunks : P.Locals)
     for (double Bytes : ChunkBytes)
@@ -458,10 +473,10 @@ void predictions(const SimProgram &P, int32_t Factor,
 }
 
 /// What S's sends say of protocols: whether one takes the protocol the
-/// protocol pass gives, and whether one sends by LL now.
+/// protocol pass gives, and the line protocol one sends by now, if any.
 struct SendProtocols {
   bool Open = false;
-  bool LL = false;
+  sched::Protocol Lines = sched::Protocol::Simple;
 };
 
 SendProtocols sendProtocols(const Schedule &S) {
@@ -471,7 +486,8 @@ SendProtocols sendProtocols(const Schedule &S) {
       for (const Step &St : Channel.Steps)
         if (sched::opSends(St.Op)) {
           Found.Open |= passes::takesProtocol(St);
-          Found.LL |= St.Proto == sched::Protocol::LL;
+          if (St.Proto != sched::Protocol::Simple)
+            Found.Lines = St.Proto;
         }
   return Found;
 }
@@ -494,7 +510,7 @@ CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Siz
   const SendProtocols Sends = sendProtocols(S);
   if (!Sends.Open)
     Protocols = {};
-  const sched::Protocol Own = Sends.LL ? sched::Protocol::LL : sched::Protocol::Simple;
+  const sched::Protocol Own = Sends.Lines;
   predictions(Program, 1, nullptr, BusFactor, Sizes, Protocols, Own, PerFactor);
   for (int32_t F = 2; F <= Largest; F *= 2) {
     std::optional<passes::PipelineStages> Stages = Planner.stages(F);

@@ -17,12 +17,13 @@
 // link alone, which is why NCCL runs several channels), and a latency per path
 // class and protocol taken from NCCL's tuning model (the per-hop "hardware"
 // latencies of its ring: by LL, NVLink 0.6 us, PCI 1 us, network 2.7 us; by
-// the simple protocol 3.4, 5.7 and 14 us) plus its base launch latency once
-// per collective. A step's messages travel by the step's protocol: an LL
-// message pays the low latency and carries its payload in half of every
-// line, so it moves at half the bandwidth; an LL step's message larger than
-// the runtime sends by LL (LLMaxBytes) goes by the simple protocol, as in the
-// runtime. Without a topology every pair gets DefaultLink. Local copies and
+// LL128 1.9, 2.5 and 4 us; by the simple protocol 3.4, 5.7 and 14 us) plus
+// its base launch latency once per collective. A step's messages travel by
+// the step's protocol: a line protocol's message pays its lower latency and
+// carries its payload in part of every line (half by LL, 120/128 by LL128),
+// so it moves at that share of the bandwidth; a message the runtime sends
+// the simple way instead (protocolUsed) costs what the simple protocol's
+// does. Without a topology every pair gets DefaultLink. Local copies and
 // reductions run at NCCL's LOC bandwidth.
 //
 // --explain predicts every library algorithm and variant at every tabulated
@@ -56,9 +57,18 @@ constexpr double LaunchLatencyUs = 6.6;
 /// The latency of one message over a path of this type by protocol P, in us.
 double linkLatencyUs(topo::PathType Type, sched::Protocol P);
 
-/// The share of a link's bandwidth an LL message's payload gets: half of
-/// every line it writes is flags.
-constexpr double LLBandwidthShare = 0.5;
+/// The share of a link's bandwidth a message's payload gets by protocol P:
+/// all of it by the simple protocol, the payload's part of every line by
+/// the line protocols (half by LL, 120/128 by LL128).
+double bandwidthShare(sched::Protocol P);
+
+/// The protocol a message of Message bytes of a step of protocol P takes
+/// over a path of Type, as the runtime decides: a line protocol's message
+/// larger than it sends as lines (kern::LineFormat::MaxBytes) goes by the
+/// simple protocol, and so does LL128's over a path whose 128-byte lines
+/// may arrive in pieces (anything but a GPU's own memory and NVLink), as
+/// NCCL enables LL128 on NVLink alone.
+sched::Protocol protocolUsed(topo::PathType Type, sched::Protocol P, double Message);
 
 /// The message size nccl-tests reports for a schedule: the larger of the
 /// input and output buffers, in bytes, for a per-unit size of UnitBytes.
@@ -72,8 +82,8 @@ struct Prediction {
   double BusBwGBs = 0; ///< AlgBw * busBwFactor.
   int32_t ChunkFactor = 1; ///< The chunking pass's factor that gave this time.
   /// The protocol that gave this time: the one the steps were asked to
-  /// take (the protocol pass's), or, when they kept their own, LL where
-  /// some step sends by LL.
+  /// take (the protocol pass's), or, when they kept their own, the line
+  /// protocol some step sends by.
   sched::Protocol Proto = sched::Protocol::Simple;
 };
 

@@ -6,6 +6,8 @@
 #include "runtime/api/Log.h"
 #include "runtime/api/Types.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <limits>
 
@@ -107,13 +109,23 @@ void Algorithm::run(const Request &R, const host::KernelArgs &Args, int Channel)
     Interp->run(R.Type, R.Op, Args, Channel);
 }
 
+/// "LL128 protocol", as the log names a protocol.
+static std::string protocolLabel(sched::Protocol P) {
+  std::string Name(plan::protocolName(P));
+  std::transform(Name.begin(), Name.end(), Name.begin(),
+                 [](unsigned char C) { return char(std::toupper(C)); });
+  return Name + " protocol";
+}
+
 std::string Algorithm::describe(Target Where) const {
   std::string Window = MaxBytes ? plan::formatBytes(MinBytes) + ".." + plan::formatBytes(*MaxBytes)
                                 : plan::formatBytes(MinBytes) + " and up";
   return Name + " (" + Origin + ", " + executorName(Kind, Where) + ", " +
          std::to_string(Shape.Grid.NChannels) + " channel" +
          (Shape.Grid.NChannels == 1 ? "" : "s") +
-         (LowLatency && Where == Target::Gpu ? ", LL protocol" : "") + ", sizes " + Window + ")";
+         (Lines != sched::Protocol::Simple && Where == Target::Gpu ? ", " + protocolLabel(Lines)
+                                                                  : "") +
+         ", sizes " + Window + ")";
 }
 
 AlgorithmTable::AlgorithmTable(int Rank, int NRanks)

@@ -131,9 +131,10 @@ struct Algorithm {
   /// Whether this rank's program runs an in-place call on the caller's
   /// buffer as it is (plan::runsInPlace), not on a copy of its input.
   bool InPlace = false;
-  /// Whether its steps take the LL protocol, which GPU executors run and the
-  /// log says (host executors send such steps the simple way).
-  bool LowLatency = false;
+  /// The line protocol its steps take, if any (Simple for none), which GPU
+  /// executors run and the log says (host executors send such steps the
+  /// simple way).
+  sched::Protocol Lines = sched::Protocol::Simple;
   /// The schedule, for the interpreter.
   std::shared_ptr<const exec::Interpreter> Interp;
   /// Generated kernels, one per (type, operator) they were compiled for.

@@ -2,6 +2,7 @@
 
 #include "runtime/api/LinkSets.h"
 
+#include "common/Fifo.h"
 #include "runtime/api/Environment.h"
 #include "runtime/api/Log.h"
 #include "runtime/exec/Interpreter.h"
@@ -24,6 +25,9 @@ net::LinkOptions linkOptionsFor(const kern::GridShape &Grid, int32_t BufferSlots
   Options.NumSlots = std::max(Options.NumSlots, uint32_t(std::max(BufferSlots, 1)));
   for (size_t ElemBytes : {1, 2, 4, 8})
     Options.SlotBytes = std::max(Options.SlotBytes, exec::minSlotBytes(Grid, ElemBytes));
+  // Whole lines of every line protocol (common/Protocol.h) fit a slot.
+  constexpr size_t Line = kern::FifoAlignBytes;
+  Options.SlotBytes = (Options.SlotBytes + Line - 1) / Line * Line;
   return Options;
 }
 

@@ -161,7 +161,8 @@ Algorithm Communicator::interpreted(plan::Plan P, std::string Origin, bool Conne
   for (const sched::RankProgram &Program : S.Ranks)
     for (const sched::ChannelProgram &Channel : Program.Channels)
       for (const sched::Step &St : Channel.Steps)
-        A.LowLatency |= St.Proto == sched::Protocol::LL;
+        if (St.Proto != sched::Protocol::Simple)
+          A.Lines = St.Proto;
   int32_t BufferSlots = S.BufferSlots;
   A.Interp = std::make_shared<const exec::Interpreter>(std::move(P.Sched), P.Shape);
   A.Shape = A.Interp->shape();

@@ -57,10 +57,11 @@ uint64_t processToken() {
   return Token;
 }
 
-/// Bytes from one FIFO of a block to the next: every FIFO starts 64-byte
-/// aligned, as common/Fifo.h requires.
+/// Bytes from one FIFO of a block to the next: every FIFO starts aligned as
+/// common/Fifo.h requires.
 size_t fifoStride(const net::LinkOptions &Options) {
-  return (cuda::Fifo::bytesFor(Options.NumSlots, Options.SlotBytes) + 63) / 64 * 64;
+  constexpr size_t Align = kern::FifoAlignBytes;
+  return (cuda::Fifo::bytesFor(Options.NumSlots, Options.SlotBytes) + Align - 1) / Align * Align;
 }
 
 /// Bytes of a block that CUDA IPC shares, at least Bytes: a multiple of
@@ -141,6 +142,29 @@ bool canWriteTo(int Device, const std::string &PeerBusId) {
     return false;
   }
   return Can != 0;
+}
+
+/// Whether the 128 bytes a warp of Device stores at once reach the GPU on
+/// PeerBusId whole, and back, which LL128 relies on (common/Protocol.h):
+/// on one GPU, or between GPUs whose link carries native atomics both ways
+/// (NVLink; PCIe does not promise it). Both ends of a link decide alike.
+static bool linesArriveWhole(int Device, const char *PeerBusId) {
+  int PeerDevice = -1;
+  if (cudaDeviceGetByPCIBusId(&PeerDevice, PeerBusId) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  if (PeerDevice == Device)
+    return true;
+  int There = 0, Back = 0;
+  if (cudaDeviceGetP2PAttribute(&There, cudaDevP2PAttrNativeAtomicSupported, Device, PeerDevice) !=
+          cudaSuccess ||
+      cudaDeviceGetP2PAttribute(&Back, cudaDevP2PAttrNativeAtomicSupported, PeerDevice, Device) !=
+          cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return There && Back;
 }
 
 /// A peer's block, as this process addresses it: opened from its IPC
@@ -246,19 +270,23 @@ GpuConnections::GpuConnections(net::Bootstrap &B, std::span<const net::Link> Sen
     std::byte *Mine = OwnBases.at(Peer);
     std::byte *MyHeads = Mine + P.Recvs.size() * Stride;
     std::byte *TheirHeads = Theirs + P.Sends.size() * Stride;
-    // Both ends of these FIFOs are kernels, so steps of the LL protocol
-    // may use it; the proxied FIFOs below stay simple.
+    // Both ends of these FIFOs are kernels, so steps of the line protocols
+    // may use them (LL128 where its lines arrive whole); the proxied FIFOs
+    // below stay simple.
+    const bool WholeLines = linesArriveWhole(Device, Offer.BusId);
     for (size_t I = 0; I < P.Sends.size(); ++I) {
       cuda::Outbox &Out = Table.out(Peer, P.Sends[I]) = cuda::Outbox{
           Place(Theirs + I * Stride), Peer,
           reinterpret_cast<const uint64_t *>(MyHeads + I * cuda::HeadWordBytes), 0};
       Out.LowLatency = true;
+      Out.WholeLines = WholeLines;
     }
     for (size_t I = 0; I < P.Recvs.size(); ++I) {
       cuda::Inbox &In = Table.in(Peer, P.Recvs[I]) =
           cuda::Inbox{Place(Mine + I * Stride), Peer,
                       reinterpret_cast<uint64_t *>(TheirHeads + I * cuda::HeadWordBytes), 0};
       In.LowLatency = true;
+      In.WholeLines = WholeLines;
     }
   };
   Setup.attach(Map, Map);

@@ -102,6 +102,9 @@ CCLC_HD inline bool wordReference(uint64_t Word) { return (Word & ReferenceWord)
 /// single copy (host/Connection.h).
 inline constexpr size_t FifoCounterBytes = 192;
 
+/// The alignment of a FIFO's memory and of its slots.
+inline constexpr size_t FifoAlignBytes = 128;
+
 /// A view of one FIFO in a block of memory, with Counters the target's type
 /// for the counters.
 template <class Counters> struct FifoView {
@@ -114,14 +117,16 @@ template <class Counters> struct FifoView {
   uint32_t NumSlots = 0;
   size_t SlotBytes = 0;
 
+  /// Where the slots begin: on a 128-byte line, so that LL128's lines in a
+  /// slot of a multiple of 128 bytes (common/Protocol.h) are the memory's.
   CCLC_HD static size_t slotsOffset(uint32_t NumSlots) {
     size_t Off = sizeof(Counters) + NumSlots * (sizeof(uint64_t) + sizeof(CallStamp));
-    return (Off + 63) / 64 * 64;
+    return (Off + FifoAlignBytes - 1) / FifoAlignBytes * FifoAlignBytes;
   }
   CCLC_HD static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
     return slotsOffset(NumSlots) + NumSlots * SlotBytes;
   }
-  /// Views Mem (64-byte aligned, bytesFor bytes, as the caller addresses it)
+  /// Views Mem (FifoAlignBytes aligned, bytesFor bytes, as the caller addresses it)
   /// without touching it.
   CCLC_HD static FifoView place(void *Mem, uint32_t NumSlots, size_t SlotBytes) {
     FifoView F;

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace cclc::kern {
 
@@ -221,18 +222,23 @@ CCLC_HD void runStep(const ProgramStep *Steps, uint32_t I, uint32_t Count,
   }
 }
 
-/// Runs Count encoded steps of one channel for one round: a step of the LL
-/// protocol with the table Prims::LowLatency, every other with Prims (see
-/// runStep).
+/// Runs Count encoded steps of one channel for one round: a step of a line
+/// protocol P with the table Prims::Lines<P>, every other with Prims (see
+/// runStep). A target whose tables are all one runs every step with it.
 CCLC_HD_UNCHECKED
 template <class Prims, class T, class Op, class Net>
 CCLC_HD void runSteps(const ProgramStep *Steps, uint32_t Count, const ProgramBuffers<T> &Bufs,
                       Net &Links, int Channel) {
+  using LL = typename Prims::template Lines<Protocol::LL>;
+  using LL128 = typename Prims::template Lines<Protocol::LL128>;
+  constexpr bool OneTable = std::is_same_v<LL, Prims> && std::is_same_v<LL128, Prims>;
   for (uint32_t I = 0; I < Count; ++I) {
-    if (Steps[I].Proto == Protocol::LL)
-      runStep<typename Prims::LowLatency, T, Op>(Steps, I, Count, Bufs, Links, Channel);
-    else
+    if (OneTable || Steps[I].Proto == Protocol::Simple)
       runStep<Prims, T, Op>(Steps, I, Count, Bufs, Links, Channel);
+    else if (Steps[I].Proto == Protocol::LL)
+      runStep<LL, T, Op>(Steps, I, Count, Bufs, Links, Channel);
+    else
+      runStep<LL128, T, Op>(Steps, I, Count, Bufs, Links, Channel);
   }
 }
 

@@ -35,13 +35,16 @@
 // fail with a mismatch naming the peer's call instead of combining the
 // wrong data.
 //
-// A step of the LL protocol (common/Protocol.h) writes small messages as
-// lines that carry their own flags: every thread writes its lines with no
-// barrier or fence before it, and every thread of the receiving block polls
-// its own lines, so the message costs neither side a handshake. The block
-// stages the message in shared memory, so that the primitives move it with
-// the loops of the simple protocol. Only FIFOs that both ends' kernels reach
-// carry LL messages (LowLatency): a host proxy waits for Tail.
+// A step of a line protocol (LL or LL128, common/Protocol.h) writes small
+// and medium messages as lines that carry their own flags: the threads
+// write their lines with no barrier or fence before it, and the threads of
+// the receiving block poll their own lines (by LL each thread alone, by
+// LL128 each warp for the lines it holds), so the message costs neither
+// side a handshake. The block stages the message in shared memory, so that
+// the primitives move it with the loops of the simple protocol. Only FIFOs
+// that both ends' kernels reach carry lines (LowLatency): a host proxy
+// waits for Tail; and only those whose 128-byte stores arrive whole carry
+// LL128's (WholeLines).
 //
 // Every wait is bounded by an abort flag in mapped memory, and, when the
 // launch sets one, by a timeout measured on the global timer. A wait that
@@ -336,6 +339,37 @@ __device__ __forceinline__ bool llWhole(uint4 Line, kern::LLFlags F, uint64_t &V
   return Line.y == F.First && Line.w == F.Second;
 }
 
+/// 16 bytes of an LL128 line, its 8-byte words A then B.
+__device__ __forceinline__ uint4 wordPair(uint64_t A, uint64_t B) {
+  return {uint32_t(A), uint32_t(A >> 32), uint32_t(B), uint32_t(B >> 32)};
+}
+__device__ __forceinline__ uint64_t firstWord(uint4 V) { return uint64_t(V.x) | uint64_t(V.y) << 32; }
+__device__ __forceinline__ uint64_t secondWord(uint4 V) {
+  return uint64_t(V.z) | uint64_t(V.w) << 32;
+}
+
+/// An LL128 line is eight 16-byte parts, which eight threads of a warp
+/// store and load at once; the last part's second word is the flag. The
+/// message's words (the size word first) fill the other 15 words of each
+/// line in order: Part's first word is word ll128Word(Part) of the message.
+inline constexpr size_t LL128Parts = 8;
+__device__ __forceinline__ size_t ll128Word(size_t Part) {
+  return Part / LL128Parts * (LL128Parts * 2 - 1) + Part % LL128Parts * 2;
+}
+/// Whether Part holds its line's flag.
+__device__ __forceinline__ bool holdsFlag(size_t Part) {
+  return Part % LL128Parts == LL128Parts - 1;
+}
+
+/// Whether a message of Bytes bytes of a step of line protocol P goes as
+/// lines through Q, from a sender to a receiver with LowLatency and
+/// WholeLines (Outbox, Inbox); both ends decide alike.
+__device__ __forceinline__ bool carriedByLines(const Fifo &Q, bool LowLatency, bool WholeLines,
+                                               kern::Protocol P, size_t Bytes) {
+  return LowLatency && (P != kern::Protocol::LL128 || WholeLines) &&
+         kern::linesCarry(P, Bytes, Q.SlotBytes);
+}
+
 /// The sending end of a FIFO. Every thread of the block calls its members;
 /// only thread 0 reads or writes Step.
 struct Outbox {
@@ -349,9 +383,13 @@ struct Outbox {
   /// The number of the last call whose first message was stamped.
   uint64_t Stamped = 0;
   /// Whether the receiver's kernel reads the slots itself, so that steps
-  /// of the LL protocol send by it (common/Protocol.h); false where a host
-  /// proxy drains the FIFO.
+  /// of the line protocols send by them (common/Protocol.h); false where a
+  /// host proxy drains the FIFO.
   bool LowLatency = false;
+  /// Whether the 128 bytes a warp stores at once reach the receiver whole
+  /// (the FIFO lies in this GPU's memory, or across NVLink), so that steps
+  /// of LL128 send by it.
+  bool WholeLines = false;
 
   /// A FIFO whose counters both lie in its header (mapped memory a host
   /// proxy shares, or a FIFO on the one device).
@@ -359,9 +397,10 @@ struct Outbox {
     return Outbox{Q, Peer, Q.Header ? &Q.Header->Head : nullptr, 0};
   }
 
-  /// Whether a message of Bytes bytes of an LL step goes by LL.
-  __device__ bool carriesLL(size_t Bytes) const {
-    return LowLatency && kern::llCarries(Bytes, Q.SlotBytes);
+  /// Whether a message of Bytes bytes of a step of line protocol P goes as
+  /// lines.
+  __device__ bool carriesLines(kern::Protocol P, size_t Bytes) const {
+    return carriedByLines(Q, LowLatency, WholeLines, P, Bytes);
   }
   /// The size word of the message this side posts next, with the call's
   /// stamp beside its slot when it is the call's first (thread 0).
@@ -412,15 +451,30 @@ struct Outbox {
     });
   }
   /// Writes message Seq (from acquireNumber) of Bytes bytes, staged in
-  /// Stage by the block, as LL lines: each thread writes its own lines as
-  /// soon as the stage is complete, with no fence.
-  __device__ void postLL(uint64_t Seq, const uint64_t *Stage, size_t Bytes) {
+  /// Stage by the block, as lines of protocol P: each thread writes its own
+  /// parts as soon as the stage is complete, with no fence. Thread 0 writes
+  /// the size word, the message's word 0.
+  __device__ void postLines(kern::Protocol P, uint64_t Seq, const uint64_t *Stage, size_t Bytes) {
     __syncthreads();
-    uint4 *Lines = reinterpret_cast<uint4 *>(Q.slot(Seq - 1));
-    kern::LLFlags F = kern::LLFlags::of(Seq);
-    size_t Last = (Bytes + kern::LLLinePayload - 1) / kern::LLLinePayload;
-    for (size_t L = threadIdx.x; L <= Last; L += blockDim.x)
-      storeLine(Lines + L, llLine(L ? Stage[L - 1] : stampedWord(Bytes), F));
+    uint4 *Parts = reinterpret_cast<uint4 *>(Q.slot(Seq - 1));
+    const size_t Words = (Bytes + 7) / 8;
+    auto Word = [&](size_t I) -> uint64_t {
+      return I == 0 ? stampedWord(Bytes) : I <= Words ? Stage[I - 1] : 0;
+    };
+    if (P == kern::Protocol::LL128) {
+      // A warp's threads hold consecutive parts, eight to a line, so each
+      // line is one warp's store.
+      const uint64_t Flag = kern::ll128Flag(Seq);
+      const size_t Count = kern::lineSlotBytes(P, Bytes) / sizeof(uint4);
+      for (size_t Part = threadIdx.x; Part < Count; Part += blockDim.x) {
+        size_t First = ll128Word(Part);
+        storeLine(Parts + Part, wordPair(Word(First), holdsFlag(Part) ? Flag : Word(First + 1)));
+      }
+    } else {
+      kern::LLFlags F = kern::LLFlags::of(Seq);
+      for (size_t L = threadIdx.x; L <= Words; L += blockDim.x)
+        storeLine(Parts + L, llLine(Word(L), F));
+    }
     if (threadIdx.x == 0)
       Step = Seq;
   }
@@ -440,25 +494,49 @@ struct Inbox {
   uint64_t Checked = 0;
   /// Whether this side's kernel reads the slots itself (Outbox::LowLatency).
   bool LowLatency = false;
+  /// Whether LL128's lines arrive whole (Outbox::WholeLines).
+  bool WholeLines = false;
 
   /// A FIFO whose counters both lie in its header (see Outbox::inHeader).
   __host__ __device__ static Inbox inHeader(const Fifo &Q, int32_t Peer) {
     return Inbox{Q, Peer, Q.Header ? &Q.Header->Head : nullptr, 0};
   }
 
-  /// Whether a message of Bytes bytes of an LL step comes by LL.
-  __device__ bool carriesLL(size_t Bytes) const {
-    return LowLatency && kern::llCarries(Bytes, Q.SlotBytes);
+  /// Whether a message of Bytes bytes of a step of line protocol P comes as
+  /// lines.
+  __device__ bool carriesLines(kern::Protocol P, size_t Bytes) const {
+    return carriedByLines(Q, LowLatency, WholeLines, P, Bytes);
   }
-  /// The size word of the next message when it came by LL (thread 0).
-  __device__ bool llHeader(uint64_t &Word) const {
-    return LowLatency && llWhole(loadLine(reinterpret_cast<const uint4 *>(Q.slot(Step))),
-                                 kern::LLFlags::of(Step + 1), Word);
+  /// Whether message Seq came as lines of a line protocol other than Mine
+  /// (Simple for none), and then its size word (thread 0). An LL128
+  /// header's word is read apart from its flag, which is enough to tell
+  /// that the message came that way.
+  __device__ bool linesOtherThan(kern::Protocol Mine, uint64_t Seq, uint64_t &Word) const {
+    if (!LowLatency)
+      return false;
+    const uint4 *Parts = reinterpret_cast<const uint4 *>(Q.slot(Seq - 1));
+    if (Mine != kern::Protocol::LL && llWhole(loadLine(Parts), kern::LLFlags::of(Seq), Word))
+      return true;
+    if (Mine == kern::Protocol::LL128 ||
+        secondWord(loadLine(Parts + LL128Parts - 1)) != kern::ll128Flag(Seq))
+      return false;
+    Word = firstWord(loadLine(Parts));
+    return true;
   }
-  /// True when a message waits, by either protocol (thread 0).
+  /// Whether message Seq came by another protocol than the line protocol
+  /// Mine (plans that disagree), and then its size word (thread 0).
+  __device__ bool cameOtherwise(kern::Protocol Mine, uint64_t Seq, uint64_t &Word) const {
+    if (loadAcquire(&Q.Header->Tail) >= Seq) {
+      Word = Q.Sizes[(Seq - 1) % Q.NumSlots];
+      return true;
+    }
+    return linesOtherThan(Mine, Seq, Word);
+  }
+  /// True when a message waits, by any protocol (thread 0).
   __device__ bool ready() const {
     uint64_t Word;
-    return loadAcquire(&Q.Header->Tail) > Step || llHeader(Word);
+    return loadAcquire(&Q.Header->Tail) > Step ||
+           linesOtherThan(kern::Protocol::Simple, Step + 1, Word);
   }
   /// Checks the size word of the next message, which must be of Bytes bytes
   /// and carry the call's digest if the call's first (thread 0); records
@@ -506,7 +584,7 @@ struct Inbox {
   __device__ const std::byte *peek(size_t Bytes) {
     return blockWait<const std::byte *>([&]() -> const std::byte * {
       uint64_t Consumed = Step;
-      // A peer whose step took the LL protocol (it expects another size)
+      // A peer whose step took a line protocol (it expects another size)
       // posts no Tail: its size word is found in the first line.
       uint64_t Word = 0;
       bool ByLine = false;
@@ -514,7 +592,8 @@ struct Inbox {
       if (!spinUntil(
               [&] {
                 return loadAcquire(&Q.Header->Tail) > Consumed ||
-                       (++Polls % 16 == 0 && (ByLine = llHeader(Word)));
+                       (++Polls % 16 == 0 &&
+                        (ByLine = linesOtherThan(kern::Protocol::Simple, Consumed + 1, Word)));
               },
               WaitKind::Receive, Peer))
         return nullptr;
@@ -536,61 +615,153 @@ struct Inbox {
     return blockWait<uint64_t>(
         [&]() -> uint64_t { return blockWaits().Failure == CommStatus::Ok ? Step + 1 : 0; });
   }
-  /// Waits for LL message Seq (from nextNumber) of Bytes bytes, every thread
-  /// for its own lines, and stages it in Stage; true on every thread when
-  /// it came whole, false once a wait failed. The slot is free again once
-  /// this returns true: the block has released it.
-  __device__ bool takeLL(uint64_t Seq, uint64_t *Stage, size_t Bytes) {
+  /// How a thread's wait for its lines ended.
+  struct LineWait {
+    /// Ok, or why the wait failed (the same on every thread of a warp by
+    /// LL128).
+    CommStatus Why = CommStatus::Ok;
+    /// The thread stopped waiting for lines that would never come: thread
+    /// 0 found the message came by another protocol (Otherwise) or with
+    /// another size, and raised the block's stop flag.
+    bool Stopped = false;
+    bool Otherwise = false;
+    uint64_t Word = 0; ///< The message's size word (thread 0).
+  };
+
+  /// Waits for LL message Seq of Bytes bytes, every thread for its own
+  /// lines, and stages it in Stage (see takeLines).
+  __device__ void waitLL(uint64_t Seq, uint64_t *Stage, size_t Bytes, volatile uint32_t &Stop,
+                         LineWait &W) {
     const uint4 *Lines = reinterpret_cast<const uint4 *>(Q.slot(Seq - 1));
     kern::LLFlags F = kern::LLFlags::of(Seq);
-    size_t Last = (Bytes + kern::LLLinePayload - 1) / kern::LLLinePayload;
-    // Stop: thread 0 found a simple message instead, or a size word of
+    size_t Last = (Bytes + 7) / 8;
+    for (size_t L = threadIdx.x; L <= Last && W.Why == CommStatus::Ok && !W.Stopped;
+         L += blockDim.x) {
+      uint64_t Start = 0, V;
+      for (uint32_t Spin = 1; !llWhole(loadLine(Lines + L), F, V); ++Spin) {
+        if (Spin % 16 == 0) {
+          if (L == 0 && cameOtherwise(kern::Protocol::LL, Seq, V)) {
+            W.Otherwise = W.Stopped = true;
+            Stop = 1;
+            break;
+          }
+          if (Stop) {
+            W.Stopped = true;
+            break;
+          }
+        }
+        if (Spin % 1024 == 0 && !lineWaitGoesOn(Start, W.Why))
+          break;
+      }
+      if (L == 0) {
+        W.Word = V;
+        if (!W.Stopped && W.Why == CommStatus::Ok && kern::wordBytes(V) != Bytes) {
+          W.Stopped = true;
+          Stop = 1;
+        }
+      } else if (!W.Stopped) {
+        Stage[L - 1] = V;
+      }
+    }
+  }
+
+  /// Waits for LL128 message Seq of Bytes bytes and stages it in Stage (see
+  /// takeLines). Each warp loads the parts of its threads, and loads them
+  /// all again until every line among them holds its flag: a line's parts
+  /// are one warp's store, so a line whose flag came came whole. Every
+  /// decision to stop is the warp's, so that its threads keep polling
+  /// together.
+  __device__ void waitLL128(uint64_t Seq, uint64_t *Stage, size_t Bytes, volatile uint32_t &Stop,
+                            LineWait &W) {
+    constexpr unsigned Warp = 0xffffffffu;
+    const uint4 *Parts = reinterpret_cast<const uint4 *>(Q.slot(Seq - 1));
+    const uint64_t Flag = kern::ll128Flag(Seq);
+    const size_t Count = kern::lineSlotBytes(kern::Protocol::LL128, Bytes) / sizeof(uint4);
+    const size_t Words = (Bytes + 7) / 8;
+    // Thread 0 holds the first line's first part, whose first word is the
+    // size word; its warp watches that line while it waits for the others.
+    const bool Lead = threadIdx.x == 0;
+    const bool FirstWarp = threadIdx.x < 32;
+    for (size_t Base = 0; Base < Count; Base += blockDim.x) {
+      const size_t Part = Base + threadIdx.x;
+      const bool Mine = Part < Count;
+      uint4 V{};
+      uint64_t Start = 0;
+      for (uint32_t Spin = 1;; ++Spin) {
+        bool Missing = false;
+        if (Mine) {
+          V = loadLine(Parts + Part);
+          Missing = holdsFlag(Part) && secondWord(V) != Flag;
+        }
+        if (!__any_sync(Warp, Missing))
+          break;
+        if (Spin % 16 == 0) {
+          if (FirstWarp && Base == 0) {
+            bool FirstLine = __shfl_sync(Warp, !Missing, LL128Parts - 1);
+            if (Lead && cameOtherwise(kern::Protocol::LL128, Seq, W.Word)) {
+              W.Otherwise = true;
+              Stop = 1;
+            } else if (Lead && FirstLine && kern::wordBytes(firstWord(V)) != Bytes) {
+              W.Word = firstWord(V);
+              Stop = 1;
+            }
+          }
+          if (__shfl_sync(Warp, Stop, 0)) {
+            W.Stopped = true;
+            break;
+          }
+        }
+        if (Spin % 1024 == 0) {
+          CommStatus Why = CommStatus::Ok;
+          lineWaitGoesOn(Start, Why);
+          W.Why = CommStatus(__shfl_sync(Warp, uint32_t(Why), 0));
+          if (W.Why != CommStatus::Ok)
+            return;
+        }
+      }
+      if (W.Stopped)
+        return;
+      if (Lead && Base == 0)
+        W.Word = firstWord(V);
+      if (__shfl_sync(Warp, Lead && Base == 0 && kern::wordBytes(W.Word) != Bytes, 0)) {
+        W.Stopped = true;
+        Stop = 1;
+        return;
+      }
+      if (!Mine)
+        continue;
+      size_t First = ll128Word(Part);
+      if (First >= 1 && First <= Words)
+        Stage[First - 1] = firstWord(V);
+      if (!holdsFlag(Part) && First + 1 <= Words)
+        Stage[First] = secondWord(V);
+    }
+  }
+
+  /// Waits for message Seq (from nextNumber) of Bytes bytes as lines of
+  /// protocol P, every thread for its own, and stages it in Stage; true on
+  /// every thread when it came whole, false once a wait failed. The slot is
+  /// free again once this returns true: the block has released it.
+  __device__ bool takeLines(kern::Protocol P, uint64_t Seq, uint64_t *Stage, size_t Bytes) {
+    // Stop: thread 0 found a message of another protocol, or a size word of
     // another size, so that lines past the message's end would never come;
     // TimedOut: some thread's wait ran out of time.
     __shared__ uint32_t Stop, TimedOut;
     if (threadIdx.x == 0)
       Stop = TimedOut = 0;
     __syncthreads();
-    CommStatus Why = CommStatus::Ok;
-    uint64_t Word = 0;
-    bool BySimple = false, Stopped = false;
-    for (size_t L = threadIdx.x; L <= Last && Why == CommStatus::Ok && !Stopped;
-         L += blockDim.x) {
-      uint64_t Start = 0, V;
-      for (uint32_t Spin = 1; !llWhole(loadLine(Lines + L), F, V); ++Spin) {
-        if (Spin % 16 == 0) {
-          // A peer whose step took the simple protocol posts Tail instead.
-          if (L == 0 && loadAcquire(&Q.Header->Tail) >= Seq) {
-            BySimple = Stopped = true;
-            V = Q.Sizes[(Seq - 1) % Q.NumSlots];
-            *static_cast<volatile uint32_t *>(&Stop) = 1;
-            break;
-          }
-          if (*static_cast<volatile uint32_t *>(&Stop)) {
-            Stopped = true;
-            break;
-          }
-        }
-        if (Spin % 1024 == 0 && !lineWaitGoesOn(Start, Why))
-          break;
-      }
-      if (L == 0) {
-        Word = V;
-        if (!Stopped && Why == CommStatus::Ok && kern::wordBytes(V) != Bytes) {
-          Stopped = true;
-          *static_cast<volatile uint32_t *>(&Stop) = 1;
-        }
-      } else if (!Stopped) {
-        Stage[L - 1] = V;
-      }
-    }
-    if (Why == CommStatus::Timeout)
+    LineWait W;
+    if (P == kern::Protocol::LL128)
+      waitLL128(Seq, Stage, Bytes, Stop, W);
+    else
+      waitLL(Seq, Stage, Bytes, Stop, W);
+    if (W.Why == CommStatus::Timeout)
       TimedOut = 1;
-    if (__syncthreads_or(Why != CommStatus::Ok)) {
+    if (__syncthreads_or(W.Why != CommStatus::Ok)) {
       if (threadIdx.x == 0 && blockWaits().Failure == CommStatus::Ok)
         fail(TimedOut ? CommStatus::Timeout : CommStatus::Aborted, WaitKind::Receive, Peer);
-    } else if (threadIdx.x == 0 && checkWord(Word, Bytes)) {
-      if (BySimple)
+    } else if (threadIdx.x == 0 && checkWord(W.Word, Bytes)) {
+      if (W.Otherwise)
         fail(CommStatus::Mismatch, WaitKind::Receive, Peer, Bytes, Bytes);
       else {
         storeRelaxed(Head, Seq);

@@ -52,6 +52,8 @@ __host__ __device__ float __bfloat162float(__nv_bfloat16);
 __host__ __device__ __nv_bfloat16 __float2bfloat16_rn(float);
 
 __device__ int __syncthreads_or(int);
+__device__ int __any_sync(unsigned, int);
+__device__ unsigned __shfl_sync(unsigned, unsigned, int);
 __device__ unsigned atomicCAS(unsigned *, unsigned, unsigned);
 __device__ unsigned atomicExch(unsigned *, unsigned);
 __device__ void __threadfence_system();

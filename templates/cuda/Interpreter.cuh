@@ -14,74 +14,89 @@
 
 namespace cclc::cuda {
 
-struct LowLatencyTable;
+template <kern::Protocol P> struct LineTable;
 
-/// The steps that only move data, out of line once per (element type,
-/// protocol): moving does not depend on the operator, so one instance serves
-/// all of them (Sum stands for any; every type has it). Inlined into the
-/// step loop, they were compiled once per (type, operator) in the runtime's
-/// slowest file to compile; a step moves a whole message, so the call costs
-/// little against its data. Both protocols copy locally alike, with the
-/// simple protocol's instance.
-template <class T, kern::Protocol P> struct Moved {
-  static constexpr bool LL = P == kern::Protocol::LL;
+/// The steps that only move data, out of line once per element type: moving
+/// does not depend on the operator, so one instance serves all of them (Sum
+/// stands for any; every type has it). Inlined into the step loop, they were
+/// compiled once per (type, operator) in the runtime's slowest file to
+/// compile; a step moves a whole message, so the call costs little against
+/// its data. Every protocol copies locally alike.
+template <class T> struct Moved {
   __device__ __noinline__ static void send(Outbox &Out, Slice<const T> Src) {
-    if constexpr (LL)
-      cuda::sendLL<T, Sum>(Out, Src);
-    else
-      cuda::send<T, Sum>(Out, Src);
+    cuda::send<T, Sum>(Out, Src);
   }
-  __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst) {
-    if constexpr (LL)
-      cuda::recvLL<T, Sum>(In, Dst);
-    else
-      cuda::recv<T, Sum>(In, Dst);
-  }
+  __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst) { cuda::recv<T, Sum>(In, Dst); }
   __device__ __noinline__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-    if constexpr (LL)
-      cuda::recvCopySendLL<T, Sum>(In, Out, Dst);
-    else
-      cuda::recvCopySend<T, Sum>(In, Out, Dst);
+    cuda::recvCopySend<T, Sum>(In, Out, Dst);
   }
   __device__ __noinline__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src,
                                                Slice<T> Dst) {
-    if constexpr (LL)
-      cuda::exchangeLL<T, Sum>(Out, In, Src, Dst);
-    else
-      cuda::exchange<T, Sum>(Out, In, Src, Dst);
+    cuda::exchange<T, Sum>(Out, In, Src, Dst);
   }
   __device__ __noinline__ static void copy(Slice<const T> Src, Slice<T> Dst) {
     cuda::copy<T, Sum>(Src, Dst);
   }
 };
-/// The simple protocol's moving steps.
-template <class T> using MovedSimple = Moved<T, kern::Protocol::Simple>;
-/// The LL protocol's moving steps.
-template <class T> using MovedLL = Moved<T, kern::Protocol::LL>;
+
+/// The moving steps of the line protocols, out of line once per element
+/// type for both: the protocol is an argument.
+template <class T> struct MovedByLines {
+  __device__ __noinline__ static void send(Outbox &Out, Slice<const T> Src, kern::Protocol P) {
+    cuda::sendLines<T, Sum>(Out, Src, P);
+  }
+  __device__ __noinline__ static void recv(Inbox &In, Slice<T> Dst, kern::Protocol P) {
+    cuda::recvLines<T, Sum>(In, Dst, P);
+  }
+  __device__ __noinline__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst,
+                                                   kern::Protocol P) {
+    cuda::recvCopySendLines<T, Sum>(In, Out, Dst, P);
+  }
+  __device__ __noinline__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src,
+                                               Slice<T> Dst, kern::Protocol P) {
+    cuda::exchangeLines<T, Sum>(Out, In, Src, Dst, P);
+  }
+};
+
+/// The reducing steps of the line protocols, out of line once per (element
+/// type, operator) for both.
+template <class T, class Op> struct ReducedByLines {
+  __device__ __noinline__ static void recvReduce(Inbox &In, Slice<T> Acc, kern::Protocol P) {
+    cuda::recvReduceLines<T, Op>(In, Acc, P);
+  }
+  __device__ __noinline__ static void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc,
+                                                     kern::Protocol P) {
+    cuda::recvReduceSendLines<T, Op>(In, Out, Acc, P);
+  }
+  __device__ __noinline__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
+                                                     Slice<T> Acc, kern::Protocol P) {
+    cuda::exchangeReduceLines<T, Op>(Out, In, Src, Acc, P);
+  }
+};
 
 /// The device primitives, as common/Program.h's step loop calls them: those
 /// that reduce inlined per operator, those that move out of line per element
-/// type (MovedSimple).
+/// type (Moved).
 struct PrimitiveTable {
-  /// The table for steps of the LL protocol.
-  using LowLatency = LowLatencyTable;
+  /// The table for steps of line protocol P.
+  template <kern::Protocol P> using Lines = LineTable<P>;
 
   template <class T, class Op> __device__ static void send(Outbox &Out, Slice<const T> Src) {
-    MovedSimple<T>::send(Out, Src);
+    Moved<T>::send(Out, Src);
   }
   /// Device FIFOs take no offers: the receive after the send is not begun.
   template <class T, class Op>
   __device__ static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &, Slice<T>) {
-    MovedSimple<T>::send(Out, Src);
+    Moved<T>::send(Out, Src);
   }
   template <class T, class Op> __device__ static void recv(Inbox &In, Slice<T> Dst) {
-    MovedSimple<T>::recv(In, Dst);
+    Moved<T>::recv(In, Dst);
   }
   template <class T, class Op> __device__ static void recvReduce(Inbox &In, Slice<T> Acc) {
     cuda::recvReduce<T, Op>(In, Acc);
   }
   template <class T, class Op> __device__ static void copy(Slice<const T> Src, Slice<T> Dst) {
-    MovedSimple<T>::copy(Src, Dst);
+    Moved<T>::copy(Src, Dst);
   }
   template <class T, class Op> __device__ static void reduce(Slice<const T> Src, Slice<T> Acc) {
     cuda::reduce<T, Op>(Src, Acc);
@@ -92,11 +107,11 @@ struct PrimitiveTable {
   }
   template <class T, class Op>
   __device__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-    MovedSimple<T>::recvCopySend(In, Out, Dst);
+    Moved<T>::recvCopySend(In, Out, Dst);
   }
   template <class T, class Op>
   __device__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
-    MovedSimple<T>::exchange(Out, In, Src, Dst);
+    Moved<T>::exchange(Out, In, Src, Dst);
   }
   template <class T, class Op>
   __device__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
@@ -105,43 +120,41 @@ struct PrimitiveTable {
   }
 };
 
-/// The primitives of the LL protocol, for steps that take it; local steps
-/// are the same. They stay out of line: inlined into the step loop beside
-/// the simple ones, they would double the kernel that is already the
-/// runtime's slowest file to compile, for steps that move little data. The
-/// steps that reduce are out of line per operator, the others per element
-/// type (MovedLL).
-struct LowLatencyTable : PrimitiveTable {
+/// The primitives of line protocol P, for steps that take it; local steps
+/// are the same. They stay out of line, shared by both line protocols:
+/// inlined into the step loop beside the simple ones, they would multiply
+/// the kernel that is already the runtime's slowest file to compile, for
+/// steps that move little data.
+template <kern::Protocol P> struct LineTable : PrimitiveTable {
   template <class T, class Op> __device__ static void send(Outbox &Out, Slice<const T> Src) {
-    MovedLL<T>::send(Out, Src);
+    MovedByLines<T>::send(Out, Src, P);
   }
   template <class T, class Op>
   __device__ static void sendBeforeReceive(Outbox &Out, Slice<const T> Src, Inbox &, Slice<T>) {
-    MovedLL<T>::send(Out, Src);
+    MovedByLines<T>::send(Out, Src, P);
   }
   template <class T, class Op> __device__ static void recv(Inbox &In, Slice<T> Dst) {
-    MovedLL<T>::recv(In, Dst);
+    MovedByLines<T>::recv(In, Dst, P);
+  }
+  template <class T, class Op> __device__ static void recvReduce(Inbox &In, Slice<T> Acc) {
+    ReducedByLines<T, Op>::recvReduce(In, Acc, P);
   }
   template <class T, class Op>
-  __device__ __noinline__ static void recvReduce(Inbox &In, Slice<T> Acc) {
-    cuda::recvReduceLL<T, Op>(In, Acc);
-  }
-  template <class T, class Op>
-  __device__ __noinline__ static void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
-    cuda::recvReduceSendLL<T, Op>(In, Out, Acc);
+  __device__ static void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
+    ReducedByLines<T, Op>::recvReduceSend(In, Out, Acc, P);
   }
   template <class T, class Op>
   __device__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {
-    MovedLL<T>::recvCopySend(In, Out, Dst);
+    MovedByLines<T>::recvCopySend(In, Out, Dst, P);
   }
   template <class T, class Op>
   __device__ static void exchange(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
-    MovedLL<T>::exchange(Out, In, Src, Dst);
+    MovedByLines<T>::exchange(Out, In, Src, Dst, P);
   }
   template <class T, class Op>
-  __device__ __noinline__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
-                                                     Slice<T> Acc) {
-    cuda::exchangeReduceLL<T, Op>(Out, In, Src, Acc);
+  __device__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
+                                        Slice<T> Acc) {
+    ReducedByLines<T, Op>::exchangeReduce(Out, In, Src, Acc, P);
   }
 };
 

@@ -268,57 +268,61 @@ __device__ void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src, Slice
 }
 
 //===----------------------------------------------------------------------===//
-// The primitives of the LL protocol
+// The primitives of the line protocols
 //
-// Each has the meaning of its simple namesake and moves a message that an
-// LL step sends by LL (Outbox::carriesLL: small enough, and a FIFO whose
-// ends are both kernels) as lines with flags (cuda/Connection.cuh); larger
+// Each has the meaning of its simple namesake and moves a message that a
+// step of line protocol P (LL or LL128) sends as lines (carriesLines: small
+// enough, and a FIFO whose ends are both kernels and, for LL128, whose
+// lines arrive whole) as lines with flags (cuda/Connection.cuh); larger
 // messages, and FIFOs a proxy drains, go the simple way, which both ends
 // decide alike. The block stages the message in shared memory: one stage
 // for what it sends and one for what it receives, so that a relay holds
-// both.
+// both. The protocol is an argument, so that both share one instance of
+// each; the library's primitives name it (send_ll, send_ll128, ...).
 //===----------------------------------------------------------------------===//
 
-/// The block's stage for the LL message it sends (Which 0) or receives (1).
-template <int Which> __device__ __forceinline__ uint64_t *llStage() {
-  __shared__ uint64_t Stage[kern::LLMaxBytes / sizeof(uint64_t)];
+/// The block's stage for the message it sends (Which 0) or receives (1) as
+/// lines.
+template <int Which> __device__ __forceinline__ uint64_t *lineStage() {
+  __shared__ uint64_t Stage[kern::LineStageBytes / sizeof(uint64_t)];
   return Stage;
 }
 
 /// Where a relay or a receive takes In's next message of Bytes bytes from:
-/// the LL stage, filled and released already, or In's slot; null once a
-/// wait failed.
-template <class T> __device__ const T *takeMessage(Inbox &In, size_t Bytes) {
-  if (!In.carriesLL(Bytes))
+/// the stage, filled and released already, or In's slot; null once a wait
+/// failed.
+template <class T>
+__device__ const T *takeMessage(Inbox &In, size_t Bytes, kern::Protocol P) {
+  if (!In.carriesLines(P, Bytes))
     return reinterpret_cast<const T *>(In.peek(Bytes));
   uint64_t Seq = In.nextNumber();
-  if (!Seq || !In.takeLL(Seq, llStage<1>(), Bytes))
+  if (!Seq || !In.takeLines(P, Seq, lineStage<1>(), Bytes))
     return nullptr;
-  return reinterpret_cast<const T *>(llStage<1>());
+  return reinterpret_cast<const T *>(lineStage<1>());
 }
 
-/// Sends Src to Out by LL where it carries it: staged, then written as lines.
+/// Sends Src to Out as lines of P where it carries it: staged, then written.
 template <class T, class Op>
-CCLC_PRIMITIVE("send_ll", "send")
-__device__ void sendLL(Outbox &Out, Slice<const T> Src) {
+__device__ void sendLines(Outbox &Out, Slice<const T> Src, kern::Protocol P) {
   size_t Bytes = Src.bytes();
-  if (!Out.carriesLL(Bytes))
+  if (!Out.carriesLines(P, Bytes))
     return send<T, Op>(Out, Src);
   uint64_t Seq = Out.acquireNumber();
   if (!Seq)
     return;
-  T *Stage = reinterpret_cast<T *>(llStage<0>());
+  T *Stage = reinterpret_cast<T *>(lineStage<0>());
   for (kern::RunCursor<const T> Run(Src); Run.next();)
     copyElems<T>(Run.ptr(), Stage + Run.at(), nullptr, Run.elems());
-  Out.postLL(Seq, llStage<0>(), Bytes);
+  Out.postLines(P, Seq, lineStage<0>(), Bytes);
 }
 
 /// Receives In's next message into Dst, calling Fn(part, run, elements) for
-/// each run, by LL where it carries it.
-template <class T, class F> __device__ void receiveLL(Inbox &In, const Slice<T> &Dst, F &&Fn) {
+/// each run, as lines of P where they carry it.
+template <class T, class F>
+__device__ void receiveLines(Inbox &In, const Slice<T> &Dst, kern::Protocol P, F &&Fn) {
   size_t Bytes = Dst.bytes();
-  bool ByLines = In.carriesLL(Bytes);
-  const T *Msg = takeMessage<T>(In, Bytes);
+  bool ByLines = In.carriesLines(P, Bytes);
+  const T *Msg = takeMessage<T>(In, Bytes, P);
   if (!Msg)
     return;
   for (kern::RunCursor<T> Run(Dst); Run.next();)
@@ -331,12 +335,12 @@ template <class T, class F> __device__ void receiveLL(Inbox &In, const Slice<T> 
 
 /// Receives In's next message into Dst and sends one of the same size to
 /// Out, calling Fn(part, run, outgoing part, elements) for each run; each
-/// side takes LL where it carries the message.
+/// side takes lines of P where they carry the message.
 template <class T, class F>
-__device__ void relayLL(Inbox &In, Outbox &Out, const Slice<T> &Dst, F &&Fn) {
+__device__ void relayLines(Inbox &In, Outbox &Out, const Slice<T> &Dst, kern::Protocol P, F &&Fn) {
   size_t Bytes = Dst.bytes();
-  bool InByLines = In.carriesLL(Bytes), OutByLines = Out.carriesLL(Bytes);
-  const T *From = takeMessage<T>(In, Bytes);
+  bool InByLines = In.carriesLines(P, Bytes), OutByLines = Out.carriesLines(P, Bytes);
+  const T *From = takeMessage<T>(In, Bytes, P);
   if (!From)
     return;
   uint64_t Seq = 0;
@@ -344,7 +348,7 @@ __device__ void relayLL(Inbox &In, Outbox &Out, const Slice<T> &Dst, F &&Fn) {
   if (OutByLines) {
     if (!(Seq = Out.acquireNumber()))
       return;
-    To = reinterpret_cast<T *>(llStage<0>());
+    To = reinterpret_cast<T *>(lineStage<0>());
   } else if (!(To = reinterpret_cast<T *>(Out.acquire()))) {
     return;
   }
@@ -353,54 +357,135 @@ __device__ void relayLL(Inbox &In, Outbox &Out, const Slice<T> &Dst, F &&Fn) {
   if (!InByLines)
     In.release();
   if (OutByLines)
-    Out.postLL(Seq, llStage<0>(), Bytes);
+    Out.postLines(P, Seq, lineStage<0>(), Bytes);
   else
     Out.post(Bytes);
 }
 
-/// recv, by LL.
+/// recv, as lines of P.
+template <class T, class Op>
+__device__ void recvLines(Inbox &In, Slice<T> Dst, kern::Protocol P) {
+  receiveLines(In, Dst, P,
+               [](const T *Part, T *To, size_t N) { copyElems<T>(Part, To, nullptr, N); });
+}
+
+/// recv_reduce, as lines of P.
+template <class T, class Op>
+__device__ void recvReduceLines(Inbox &In, Slice<T> Acc, kern::Protocol P) {
+  receiveLines(In, Acc, P,
+               [](const T *Part, T *To, size_t N) { reduceElems<T, Op>(Part, To, nullptr, N); });
+}
+
+/// recv_reduce_send, as lines of P.
+template <class T, class Op>
+__device__ void recvReduceSendLines(Inbox &In, Outbox &Out, Slice<T> Acc, kern::Protocol P) {
+  relayLines(In, Out, Acc, P,
+             [](const T *Part, T *To, T *Next, size_t N) { reduceElems<T, Op>(Part, To, Next, N); });
+}
+
+/// recv_copy_send, as lines of P.
+template <class T, class Op>
+__device__ void recvCopySendLines(Inbox &In, Outbox &Out, Slice<T> Dst, kern::Protocol P) {
+  relayLines(In, Out, Dst, P,
+             [](const T *Part, T *To, T *Next, size_t N) { copyElems(Part, To, Next, N); });
+}
+
+/// exchange, as lines of P.
+template <class T, class Op>
+__device__ void exchangeLines(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst,
+                              kern::Protocol P) {
+  sendAndReceive(Out, In, [&] { sendLines<T, Op>(Out, Src, P); },
+                 [&] { recvLines<T, Op>(In, Dst, P); });
+}
+
+/// exchange_reduce, as lines of P.
+template <class T, class Op>
+__device__ void exchangeReduceLines(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc,
+                                    kern::Protocol P) {
+  sendAndReceive(Out, In, [&] { sendLines<T, Op>(Out, Src, P); },
+                 [&] { recvReduceLines<T, Op>(In, Acc, P); });
+}
+
+//===----------------------------------------------------------------------===//
+// The library's primitives of the line protocols, by name, as generated
+// kernels call them for a step of each protocol.
+//===----------------------------------------------------------------------===//
+
+template <class T, class Op>
+CCLC_PRIMITIVE("send_ll", "send")
+__device__ void sendLL(Outbox &Out, Slice<const T> Src) {
+  sendLines<T, Op>(Out, Src, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("send_ll128", "send")
+__device__ void sendLL128(Outbox &Out, Slice<const T> Src) {
+  sendLines<T, Op>(Out, Src, kern::Protocol::LL128);
+}
+
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_ll", "recv")
 __device__ void recvLL(Inbox &In, Slice<T> Dst) {
-  receiveLL(In, Dst, [](const T *Part, T *P, size_t N) { copyElems<T>(Part, P, nullptr, N); });
+  recvLines<T, Op>(In, Dst, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_ll128", "recv")
+__device__ void recvLL128(Inbox &In, Slice<T> Dst) {
+  recvLines<T, Op>(In, Dst, kern::Protocol::LL128);
 }
 
-/// recv_reduce, by LL.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce_ll", "recv_reduce")
 __device__ void recvReduceLL(Inbox &In, Slice<T> Acc) {
-  receiveLL(In, Acc,
-            [](const T *Part, T *P, size_t N) { reduceElems<T, Op>(Part, P, nullptr, N); });
+  recvReduceLines<T, Op>(In, Acc, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_ll128", "recv_reduce")
+__device__ void recvReduceLL128(Inbox &In, Slice<T> Acc) {
+  recvReduceLines<T, Op>(In, Acc, kern::Protocol::LL128);
 }
 
-/// recv_reduce_send, by LL.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce_send_ll", "recv_reduce_send")
 __device__ void recvReduceSendLL(Inbox &In, Outbox &Out, Slice<T> Acc) {
-  relayLL(In, Out, Acc,
-          [](const T *Part, T *P, T *To, size_t N) { reduceElems<T, Op>(Part, P, To, N); });
+  recvReduceSendLines<T, Op>(In, Out, Acc, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_send_ll128", "recv_reduce_send")
+__device__ void recvReduceSendLL128(Inbox &In, Outbox &Out, Slice<T> Acc) {
+  recvReduceSendLines<T, Op>(In, Out, Acc, kern::Protocol::LL128);
 }
 
-/// recv_copy_send, by LL.
 template <class T, class Op>
 CCLC_PRIMITIVE("recv_copy_send_ll", "recv_copy_send")
 __device__ void recvCopySendLL(Inbox &In, Outbox &Out, Slice<T> Dst) {
-  relayLL(In, Out, Dst, [](const T *Part, T *P, T *To, size_t N) { copyElems(Part, P, To, N); });
+  recvCopySendLines<T, Op>(In, Out, Dst, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_copy_send_ll128", "recv_copy_send")
+__device__ void recvCopySendLL128(Inbox &In, Outbox &Out, Slice<T> Dst) {
+  recvCopySendLines<T, Op>(In, Out, Dst, kern::Protocol::LL128);
 }
 
-/// exchange, by LL.
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange_ll", "exchange")
 __device__ void exchangeLL(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
-  sendAndReceive(Out, In, [&] { sendLL<T, Op>(Out, Src); }, [&] { recvLL<T, Op>(In, Dst); });
+  exchangeLines<T, Op>(Out, In, Src, Dst, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("exchange_ll128", "exchange")
+__device__ void exchangeLL128(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  exchangeLines<T, Op>(Out, In, Src, Dst, kern::Protocol::LL128);
 }
 
-/// exchange_reduce, by LL.
 template <class T, class Op>
 CCLC_PRIMITIVE("exchange_reduce_ll", "exchange_reduce")
 __device__ void exchangeReduceLL(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
-  sendAndReceive(Out, In, [&] { sendLL<T, Op>(Out, Src); },
-                 [&] { recvReduceLL<T, Op>(In, Acc); });
+  exchangeReduceLines<T, Op>(Out, In, Src, Acc, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("exchange_reduce_ll128", "exchange_reduce")
+__device__ void exchangeReduceLL128(Outbox &Out, Inbox &In, Slice<const T> Src, Slice<T> Acc) {
+  exchangeReduceLines<T, Op>(Out, In, Src, Acc, kern::Protocol::LL128);
 }
 
 } // namespace cclc::cuda

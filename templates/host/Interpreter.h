@@ -16,10 +16,10 @@ namespace cclc::host {
 
 /// The host primitives, as common/Program.h's step loop calls them.
 struct PrimitiveTable {
-  /// The table for steps of the LL protocol: the same, since every host
+  /// The table for steps of line protocol P: the same, since every host
   /// message that fits carries its flag with its data already
   /// (common/Protocol.h).
-  using LowLatency = PrimitiveTable;
+  template <kern::Protocol P> using Lines = PrimitiveTable;
   /// Sends learn whether their slice stays as sent until its receiver has
   /// taken it, so that the receiver may read it where it lies
   /// (Outbox::sendReference).

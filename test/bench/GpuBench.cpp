@@ -13,8 +13,8 @@
 //     two ranks) butterfly algorithms, through the generated CUDA kernels
 //     linked into the program (compiled for 8 ranks) and through the GPU
 //     plan interpreter running the same algorithms' plans, compiled with
-//     the protocol --protocol names (so that, with ll, the last column
-//     compares LL with the kernels' simple protocol).
+//     the protocol --protocol names (so that, with ll or ll128, the last
+//     column compares that protocol with the kernels' simple one).
 //
 // and prints time, algorithm and bus bandwidth as nccl-tests does, the bus
 // bandwidth as a share of the copy's, and the interpreter's time over the
@@ -430,8 +430,9 @@ int main(int Argc, char **Argv) {
   App.add_option("-n,--iters", O.Iters, "Timed calls per size")->check(CLI::Range(1, 1000000));
   App.add_option("-w,--warmup_iters", O.Warmup, "Untimed calls first")
       ->check(CLI::Range(0, 1000000));
-  App.add_option("--protocol", O.Protocol, "How the interpreter's plans send: simple or ll")
-      ->check(CLI::IsMember({"simple", "ll"}))
+  App.add_option("--protocol", O.Protocol,
+                 "How the interpreter's plans send: simple, ll or ll128")
+      ->check(CLI::IsMember({"simple", "ll", "ll128"}))
       ->capture_default_str();
   CLI11_PARSE(App, Argc, Argv);
   if (O.MinBytes < 4 || O.MinBytes > O.MaxBytes) {

@@ -27,6 +27,7 @@
 #include <iterator>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 using namespace cclc;
@@ -51,7 +52,7 @@ constexpr int BlockThreads = 256;
 
 /// An allreduce over two ranks, as cclc would generate it.
 /// The kernel of Variant V, with the primitives of Prims: the interpreter's
-/// table of the simple protocol's, or of LL's.
+/// table of the simple protocol's, or of a line protocol's.
 template <class T, class Op, Variant V, class Prims>
 __global__ void allReduce(const cuda::KernelArgs Args) {
   using cuda::Slice;
@@ -120,11 +121,13 @@ public:
       std::vector<cuda::Outbox> Outs(Channels * 2);
       std::vector<cuda::Inbox> Ins(Channels * 2);
       for (int Channel = 0; Channel < Channels; ++Channel) {
-        // Both ends are kernels: steps of the LL protocol may use it.
+        // Both ends are kernels on one GPU: steps of the line protocols may
+        // use it.
         cuda::Outbox &Out = Outs[Channel * 2 + Peer] =
             cuda::Outbox::inHeader(fifo(Rank, Channel), Peer);
         cuda::Inbox &In = Ins[Channel * 2 + Peer] = cuda::Inbox::inHeader(fifo(Peer, Channel), Peer);
         Out.LowLatency = In.LowLatency = true;
+        Out.WholeLines = In.WholeLines = true;
       }
       OutTables[Rank] = std::make_unique<DeviceBuffer<cuda::Outbox>>(Outs.size());
       OutTables[Rank]->upload(Outs);
@@ -247,7 +250,8 @@ kern::CallStamp callStamp(uint64_t Seq, size_t Count, uint8_t Op) {
 /// HOp on the host.
 /// The tables of primitives the kernels run with.
 using Simple = cuda::PrimitiveTable;
-using LL = cuda::LowLatencyTable;
+using LL = cuda::LineTable<kern::Protocol::LL>;
+using LL128 = cuda::LineTable<kern::Protocol::LL128>;
 
 /// Two calls of Count elements (by default many rounds, the last one
 /// ragged) of Variant V with Prims' primitives give every element right.
@@ -304,29 +308,42 @@ TEST(TwoRanks, RecvReduceSend) {
   checkAllReduce<uint32_t, uint32_t, cuda::Max, host::Max, Variant::Ring>();
 }
 
-/// One rank's allreduce of Count floats, and what it needs.
-// By LL, a call of 301 elements sends its single chunks (304 bytes of f32)
-// as lines with flags, and its double chunks and 8-byte elements' (over
-// 504 bytes, which a 1024-byte slot holds no longer as lines) the simple
-// way, in one kernel; the many-round call goes the simple way throughout.
-TEST(TwoRanksLL, SendAndReceive) {
-  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::SendRecv, LL>(301);
-  checkAllReduce<__half, host::f16, cuda::Max, host::Max, Variant::SendRecv, LL>(301);
-  checkAllReduce<int64_t, int64_t, cuda::Prod, host::Prod, Variant::SendRecv, LL>(301);
-  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::SendRecv, LL>();
+/// The line protocols' tables, each test of LineProtocol run with each.
+template <class Prims> class LineProtocol : public ::testing::Test {};
+using LineTables = ::testing::Types<LL, LL128>;
+struct LineTableName {
+  template <class Prims> static std::string GetName(int) {
+    return std::is_same_v<Prims, LL> ? "LL" : "LL128";
+  }
+};
+TYPED_TEST_SUITE(LineProtocol, LineTables, LineTableName);
+
+// A 1024-byte slot holds messages of up to 504 bytes as LL's lines and 952
+// as LL128's: a call of 301 elements sends its chunks of f32 (304 and 608
+// bytes) as lines but for LL's larger ones, and the 8-byte elements' over
+// the limit (608 and 1216 bytes by LL, 1216 by LL128) the simple way, in
+// one kernel; the many-round call goes the simple way throughout.
+TYPED_TEST(LineProtocol, SendAndReceive) {
+  using P = TypeParam;
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::SendRecv, P>(301);
+  checkAllReduce<__half, host::f16, cuda::Max, host::Max, Variant::SendRecv, P>(301);
+  checkAllReduce<int64_t, int64_t, cuda::Prod, host::Prod, Variant::SendRecv, P>(301);
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::SendRecv, P>();
 }
 
-TEST(TwoRanksLL, Exchange) {
-  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Exchange, LL>(301);
-  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Min, host::Min, Variant::Exchange, LL>(1);
-  checkAllReduce<int8_t, int8_t, cuda::Sum, host::Sum, Variant::Exchange, LL>(301);
-  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Exchange, LL>();
+TYPED_TEST(LineProtocol, Exchange) {
+  using P = TypeParam;
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Exchange, P>(301);
+  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Min, host::Min, Variant::Exchange, P>(1);
+  checkAllReduce<int8_t, int8_t, cuda::Sum, host::Sum, Variant::Exchange, P>(1901);
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Exchange, P>();
 }
 
-TEST(TwoRanksLL, RecvReduceSend) {
-  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Ring, LL>(97);
-  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Prod, host::Prod, Variant::Ring, LL>(301);
-  checkAllReduce<uint32_t, uint32_t, cuda::Max, host::Max, Variant::Ring, LL>(10007);
+TYPED_TEST(LineProtocol, RecvReduceSend) {
+  using P = TypeParam;
+  checkAllReduce<float, float, cuda::Sum, host::Sum, Variant::Ring, P>(97);
+  checkAllReduce<__nv_bfloat16, host::bf16, cuda::Prod, host::Prod, Variant::Ring, P>(301);
+  checkAllReduce<uint32_t, uint32_t, cuda::Max, host::Max, Variant::Ring, P>(10007);
 }
 
 struct LoneRun {
@@ -334,7 +351,7 @@ struct LoneRun {
   explicit LoneRun(size_t Count) : Input(Count), Output(Count) {}
 };
 
-/// A rank whose peer never comes times out, by either protocol: by LL
+/// A rank whose peer never comes times out, by any protocol: by lines
 /// (messages of 100 bytes) every thread waits for its own lines.
 template <class Prims> void checkMissingPeerTimesOut(size_t Count) {
   RankPair Ranks;
@@ -352,7 +369,7 @@ template <class Prims> void checkMissingPeerTimesOut(size_t Count) {
 }
 
 TEST(TwoRanks, MissingPeerTimesOut) { checkMissingPeerTimesOut<Simple>(1000); }
-TEST(TwoRanksLL, MissingPeerTimesOut) { checkMissingPeerTimesOut<LL>(100); }
+TYPED_TEST(LineProtocol, MissingPeerTimesOut) { checkMissingPeerTimesOut<TypeParam>(100); }
 
 /// Without a time limit (the runtime's default) a kernel whose peer never
 /// comes waits, counted in flight, until the abort flag is raised, then
@@ -404,7 +421,7 @@ TEST(TwoRanks, AbortFlagStopsTheKernel) {
 }
 
 /// With 100 and 104 floats the ranks agree on every chunk but the last: on
-/// channel 1, rank 0 sends 16 elements where rank 1 expects 20. By LL, the
+/// channel 1, rank 0 sends 16 elements where rank 1 expects 20. By lines, the
 /// size word comes in the message's first line.
 template <class Prims> void checkDifferentMessageSizesAreReported() {
   RankPair Ranks;
@@ -423,21 +440,23 @@ template <class Prims> void checkDifferentMessageSizesAreReported() {
 }
 
 TEST(TwoRanks, DifferentMessageSizesAreReported) { checkDifferentMessageSizesAreReported<Simple>(); }
-TEST(TwoRanksLL, DifferentMessageSizesAreReported) { checkDifferentMessageSizesAreReported<LL>(); }
+TYPED_TEST(LineProtocol, DifferentMessageSizesAreReported) {
+  checkDifferentMessageSizesAreReported<TypeParam>();
+}
 
 /// Ranks whose steps take different protocols (plans that disagree) fail
-/// with a mismatch, whichever side sends by LL, instead of waiting where the
-/// other never writes.
-TEST(TwoRanksLL, ProtocolsThatDisagreeAreReported) {
-  for (int ByLines : {0, 1}) {
+/// with a mismatch, whichever side sends by lines, instead of waiting where
+/// the other never writes.
+template <class Mine, class Theirs> void checkProtocolsThatDisagreeAreReported() {
+  for (int ByMine : {0, 1}) {
     RankPair Ranks;
     LoneRun Rank0(100), Rank1(100);
     std::vector<cuda::KernelArgs> Args = {
         Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 100, 10'000'000'000),
         Ranks.args(1, Rank1.Input.get(), Rank1.Output.get(), 100, 10'000'000'000)};
-    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, LL>(), {Args[size_t(ByLines)]});
-    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Simple>(),
-                {Args[size_t(1 - ByLines)]});
+    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Mine>(), {Args[size_t(ByMine)]});
+    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Theirs>(),
+                {Args[size_t(1 - ByMine)]});
     Ranks.wait(Args);
     int Mismatches = 0;
     for (int Rank = 0; Rank < 2; ++Rank) {
@@ -446,8 +465,14 @@ TEST(TwoRanksLL, ProtocolsThatDisagreeAreReported) {
       EXPECT_NE(uint32_t(cuda::CommStatus::Timeout), Code) << cuda::describe(Ranks.status(Rank));
       Mismatches += Code == uint32_t(cuda::CommStatus::Mismatch);
     }
-    EXPECT_GE(Mismatches, 1) << "LL on rank " << ByLines;
+    EXPECT_GE(Mismatches, 1) << "the first table's protocol on rank " << ByMine;
   }
+}
+
+TYPED_TEST(LineProtocol, ProtocolsThatDisagreeAreReported) {
+  checkProtocolsThatDisagreeAreReported<TypeParam, Simple>();
+  if constexpr (std::is_same_v<TypeParam, LL128>)
+    checkProtocolsThatDisagreeAreReported<LL128, LL>();
 }
 
 TEST(TwoRanks, DifferentCallsFailAtTheirFirstMessage) {

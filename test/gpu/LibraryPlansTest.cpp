@@ -16,7 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <bit>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -89,13 +91,25 @@ void runMatrix(cclcComm_t Comm, const LibraryPlan &P, RankThread &R, CallMemory 
   }
 }
 
-/// Ranks, and how the plans' messages travel. By LL, messages up to
-/// kern::LLMaxBytes (the counts up to 1001 elements) go as lines with flags
-/// and the larger ones' (65537 elements) by the simple protocol, in one
-/// plan; the multi-round count, which LL plans serve as simple ones, runs
-/// under the simple protocol alone.
+/// Ranks, and how the plans' messages travel. By a line protocol, messages
+/// up to its kern::LineFormat::MaxBytes go as lines with flags and the
+/// larger ones by the simple protocol, in one plan: by LL the counts up to
+/// 1001 elements go as lines and 65537's as simple messages; by LL128 16411
+/// elements go as lines too. The multi-round count, which such plans serve
+/// as simple ones, runs under the simple protocol alone.
 constexpr size_t SimpleCounts[] = {0, 1, 1001, MultiRoundCount};
 constexpr size_t LLCounts[] = {0, 1, 1001, 65537};
+constexpr size_t LL128Counts[] = {0, 1, 1001, 16411, 65537};
+
+/// The counts a job of Proto runs.
+std::span<const size_t> countsFor(plan::Protocol Proto) {
+  switch (Proto) {
+  case plan::Protocol::Simple: return SimpleCounts;
+  case plan::Protocol::LL: return LLCounts;
+  case plan::Protocol::LL128: return LL128Counts;
+  }
+  return SimpleCounts;
+}
 
 class LibraryPlans : public GpuJobTest,
                      public ::testing::WithParamInterface<std::tuple<int, plan::Protocol>> {};
@@ -111,10 +125,7 @@ TEST_P(LibraryPlans, EveryElementIsRight) {
       ScopedComm Comm = R.newComm();
       try {
         perf::check(cclcCommLoadPlanText(Comm.get(), P.Text.data(), P.Text.size()), "loading");
-        if (Proto == plan::Protocol::LL)
-          runMatrix(Comm.get(), P, R, Mem, LLCounts);
-        else
-          runMatrix(Comm.get(), P, R, Mem, SimpleCounts);
+        runMatrix(Comm.get(), P, R, Mem, countsFor(Proto));
       } catch (const std::exception &E) {
         throw std::runtime_error(P.Stem + ": " + E.what());
       }
@@ -128,10 +139,14 @@ TEST_P(LibraryPlans, EveryElementIsRight) {
 INSTANTIATE_TEST_SUITE_P(
     Jobs, LibraryPlans,
     ::testing::Combine(::testing::Range(2, 9),
-                       ::testing::Values(plan::Protocol::Simple, plan::Protocol::LL)),
+                       ::testing::Values(plan::Protocol::Simple, plan::Protocol::LL,
+                                         plan::Protocol::LL128)),
     [](const ::testing::TestParamInfo<std::tuple<int, plan::Protocol>> &Info) {
-      return std::to_string(std::get<0>(Info.param)) + "Ranks" +
-             (std::get<1>(Info.param) == plan::Protocol::LL ? "LL" : "");
+      plan::Protocol Proto = std::get<1>(Info.param);
+      std::string Name(Proto == plan::Protocol::Simple ? "" : plan::protocolName(Proto));
+      std::transform(Name.begin(), Name.end(), Name.begin(),
+                     [](unsigned char C) { return char(std::toupper(C)); });
+      return std::to_string(std::get<0>(Info.param)) + "Ranks" + Name;
     });
 
 } // namespace

@@ -70,15 +70,37 @@ TEST(CostModel, LLTradesBandwidthForLatencyUpToItsLargestMessage) {
   EXPECT_LT(LLAlpha, SimpleAlpha);
   const double Small = 1024;
   EXPECT_NEAR(Model.simulate(chainBy(2, Protocol::LL), 1024),
-              LaunchLatencyUs + LLAlpha + Small / (Bw * LLBandwidthShare), 1e-9);
+              LaunchLatencyUs + LLAlpha + Small / (Bw * bandwidthShare(Protocol::LL)), 1e-9);
   EXPECT_LT(Model.simulate(chainBy(2, Protocol::LL), 1024),
             Model.simulate(chainBy(2, Protocol::Simple), 1024));
-  const uint64_t Large = kern::LLMaxBytes + 8;
+  const uint64_t Large = kern::LLFormat.MaxBytes + 8;
   EXPECT_DOUBLE_EQ(Model.simulate(chainBy(2, Protocol::LL), Large),
                    Model.simulate(chainBy(2, Protocol::Simple), Large));
   // The predictions say which protocol the schedule sends by.
   EXPECT_EQ(Model.predict(chainBy(2, Protocol::LL), {1024})[0].Proto, Protocol::LL);
   EXPECT_EQ(Model.predict(chain(2), {1024})[0].Proto, Protocol::Simple);
+}
+
+// LL128 sits between LL and the simple protocol on NVLink: more latency than
+// LL, 120/128 of the bandwidth. As in NCCL it serves NVLink and a GPU's own
+// memory alone: over PCI its messages cost what the simple protocol's do.
+TEST(CostModel, LL128ServesNVLinkAtMostOfTheBandwidth) {
+  using topo::PathType;
+  EXPECT_LT(linkLatencyUs(PathType::NVL, Protocol::LL), linkLatencyUs(PathType::NVL, Protocol::LL128));
+  EXPECT_LT(linkLatencyUs(PathType::NVL, Protocol::LL128),
+            linkLatencyUs(PathType::NVL, Protocol::Simple));
+  EXPECT_DOUBLE_EQ(bandwidthShare(Protocol::LL128), 120.0 / 128.0);
+  EXPECT_DOUBLE_EQ(bandwidthShare(Protocol::Simple), 1.0);
+  EXPECT_EQ(protocolUsed(PathType::NVL, Protocol::LL128, 8192), Protocol::LL128);
+  EXPECT_EQ(protocolUsed(PathType::LOC, Protocol::LL128, 8192), Protocol::LL128);
+  EXPECT_EQ(protocolUsed(PathType::NVL, Protocol::LL128, double(kern::LL128Format.MaxBytes) + 8),
+            Protocol::Simple);
+  EXPECT_EQ(protocolUsed(PathType::PIX, Protocol::LL128, 8192), Protocol::Simple);
+  EXPECT_EQ(protocolUsed(PathType::PIX, Protocol::LL, 2048), Protocol::LL);
+  CostModel Model(flatTarget(2));
+  EXPECT_DOUBLE_EQ(Model.simulate(chainBy(2, Protocol::LL128), 8192),
+                   Model.simulate(chainBy(2, Protocol::Simple), 8192));
+  EXPECT_EQ(Model.predict(chainBy(2, Protocol::LL128), {1024})[0].Proto, Protocol::LL128);
 }
 
 TEST(CostModel, TwiceTheBytesTakeTwiceTheTimeWhenLarge) {
@@ -131,7 +153,7 @@ TEST(CostModel, EachFactorIsTheChunkedScheduleSimulated) {
     ASSERT_EQ(PerFactor.size(), 7u) << Name;
     std::vector<std::vector<Prediction>> PerVariant =
         Model.predictEachFactor(S, Sizes, plan::allProtocols());
-    ASSERT_EQ(PerVariant.size(), 14u) << Name;
+    ASSERT_EQ(PerVariant.size(), 7u * plan::allProtocols().size()) << Name;
     PerVariant.insert(PerVariant.end(), PerFactor.begin(), PerFactor.end());
     for (const std::vector<Prediction> &Points : PerVariant) {
       Schedule Chunked = S;

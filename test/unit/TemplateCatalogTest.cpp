@@ -87,15 +87,18 @@ TEST(TemplateCatalogTest, HostLibraryHasEveryEffect) {
 TEST(TemplateCatalogTest, CudaLibraryHasEveryDevicePrimitive) {
   CatalogLoad L(KernelTarget::Cuda);
   ASSERT_TRUE(L.Catalog) << L.output();
-  // And the seven communicating effects again, for the LL protocol.
-  expectEveryEffect(*L.Catalog, /*Device=*/true, /*Extra=*/7);
-  for (const char *Effect : Effects)
-    if (const PrimitiveInfo *P = L.Catalog->lookup(std::string(Effect) + "_ll")) {
-      EXPECT_EQ(P->Effect, Effect);
-      EXPECT_EQ(P->ParamTypes, L.Catalog->lookup(Effect)->ParamTypes) << Effect;
-    }
+  // And the seven communicating effects again for each line protocol.
+  expectEveryEffect(*L.Catalog, /*Device=*/true, /*Extra=*/14);
+  for (const char *Suffix : {"_ll", "_ll128"})
+    for (const char *Effect : Effects)
+      if (const PrimitiveInfo *P = L.Catalog->lookup(std::string(Effect) + Suffix)) {
+        EXPECT_EQ(P->Effect, Effect);
+        EXPECT_EQ(P->ParamTypes, L.Catalog->lookup(Effect)->ParamTypes) << Effect << Suffix;
+      }
   ASSERT_TRUE(L.Catalog->lookup("send_ll"));
   EXPECT_EQ(L.Catalog->lookup("send_ll")->QualifiedName, "cclc::cuda::sendLL");
+  ASSERT_TRUE(L.Catalog->lookup("send_ll128"));
+  EXPECT_EQ(L.Catalog->lookup("send_ll128")->QualifiedName, "cclc::cuda::sendLL128");
   EXPECT_FALSE(L.Catalog->lookup("copy_ll")) << "local steps have no protocol";
   EXPECT_EQ(L.Catalog->lookup("exchange")->ParamTypes,
             (std::vector<std::string>{"Outbox &", "Inbox &", "Slice<const T>", "Slice<T>"}));
