@@ -13,7 +13,10 @@
 // call cannot leave a message where it lies when it overwrites it later, and
 // buffers from cclcMemAlloc take large messages in one memcpy. So tune
 // measures the calls the job makes: out of place or in place (--in-place),
-// on heap buffers or cclcMemAlloc's (--registered, cclc-perf's -R).
+// on heap buffers or cclcMemAlloc's (--registered, cclc-perf's -R), or on
+// GPU buffers run by the GPU executors (--gpu), where the protocols differ
+// too, so that each algorithm and factor is measured by each of
+// --protocols.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,14 +60,20 @@ struct TuneOptions {
   /// Whether the calls measured run in place, and on cclcMemAlloc's buffers.
   bool InPlace = false;
   int Registered = 0;
+  /// Whether they run on GPU buffers, and the protocols tried there.
+  bool Gpu = false;
+  std::vector<std::string> Protocols = {"simple"};
   std::string Perf;
 };
 
-/// One plan measured: an algorithm at a chunk factor.
+/// One plan measured: an algorithm at a chunk factor, by a protocol.
 struct Candidate {
-  std::string Name; ///< "ring_allreduce x2": the algorithm and its factor.
+  /// "ring_allreduce x2", and " ll128" after it for a protocol other than
+  /// the simple one.
+  std::string Name;
   std::string Algorithm;
   int32_t Factor = 1;
+  sched::Protocol Proto = sched::Protocol::Simple;
   sched::Schedule Schedule;
   plan::PlanInfo Info;
   std::filesystem::path Plan; ///< Where it was written to be measured.
@@ -162,6 +171,15 @@ std::string planCollective(const std::filesystem::path &File) {
              : std::string();
 }
 
+/// "ring_allreduce-x2", and "-ll128" after it for a protocol other than
+/// the simple one: how C's plan files begin.
+std::string fileStem(const Candidate &C) {
+  std::string Stem = C.Algorithm + "-x" + std::to_string(C.Factor);
+  if (C.Proto != sched::Protocol::Simple)
+    Stem += "-" + std::string(plan::protocolName(C.Proto));
+  return Stem;
+}
+
 double median(std::vector<double> Values) {
   std::sort(Values.begin(), Values.end());
   size_t Mid = Values.size() / 2;
@@ -201,29 +219,33 @@ bool Tuner::compileCandidates(plan::CollectiveKind Collective,
   Quiet.setSilent(true);
   std::ostream Discard(nullptr);
   for (const LibraryAlgorithm &Lib : libraryAlgorithms(Opts.Algorithms, Collective, SM, Ops))
-    for (int32_t Factor : Opts.Factors) {
-      compiler::BuildOptions Build;
-      Build.Pipeline.ChunksFactor = Factor;
-      // An algorithm that does not fit this rank count (a power-of-two
-      // butterfly on 3 ranks) is not a candidate.
-      std::optional<sched::Schedule> S =
-          compiler::buildSchedule(*Lib.Algo, Target, Build, Discard, Quiet);
-      if (!S)
-        continue;
-      Candidate C;
-      C.Algorithm = S->Algorithm;
-      C.Factor = Factor;
-      C.Name = S->Algorithm + " x" + std::to_string(Factor);
-      C.Info.Source = Lib.File.filename().string();
-      C.Info.SourceText = std::string(SM.getText(Lib.FileId));
-      C.Info.Target = Target.Description;
-      C.Info.Generator = generatorName();
-      C.Plan = Work / (S->Algorithm + "-x" + std::to_string(Factor) + ".json");
-      C.Schedule = std::move(*S);
-      if (!writeFile(C.Plan.string(), plan::scheduleToPlan(C.Schedule, C.Info).dump(1), Diags))
-        return false;
-      Candidates.push_back(std::move(C));
-    }
+    for (int32_t Factor : Opts.Factors)
+      for (const std::string &Protocol : Opts.Protocols) {
+        compiler::BuildOptions Build;
+        Build.Pipeline.ChunksFactor = Factor;
+        Build.Pipeline.Proto = *plan::parseProtocol(Protocol);
+        // An algorithm that does not fit this rank count (a power-of-two
+        // butterfly on 3 ranks) is not a candidate.
+        std::optional<sched::Schedule> S =
+            compiler::buildSchedule(*Lib.Algo, Target, Build, Discard, Quiet);
+        if (!S)
+          continue;
+        Candidate C;
+        C.Algorithm = S->Algorithm;
+        C.Factor = Factor;
+        C.Proto = Build.Pipeline.Proto;
+        const bool Simple = C.Proto == sched::Protocol::Simple;
+        C.Name = S->Algorithm + " x" + std::to_string(Factor) + (Simple ? "" : " " + Protocol);
+        C.Info.Source = Lib.File.filename().string();
+        C.Info.SourceText = std::string(SM.getText(Lib.FileId));
+        C.Info.Target = Target.Description;
+        C.Info.Generator = generatorName();
+        C.Plan = Work / (fileStem(C) + ".json");
+        C.Schedule = std::move(*S);
+        if (!writeFile(C.Plan.string(), plan::scheduleToPlan(C.Schedule, C.Info).dump(1), Diags))
+          return false;
+        Candidates.push_back(std::move(C));
+      }
   if (Candidates.empty())
     return error("no " + std::string(plan::collectiveName(Collective)) + " algorithm in " +
                  Opts.Algorithms + " compiles for " + std::to_string(Opts.NRanks) + " ranks");
@@ -243,6 +265,8 @@ bool Tuner::measure(Candidate &C, int Round) {
                                    "-w",       std::to_string(Opts.Warmup),
                                    "-c",       "1",
                                    "-R",       Opts.Registered ? "1" : "0"};
+  if (Opts.Gpu)
+    Argv.push_back("--gpu");
   std::string Out, Why;
   std::vector<std::pair<uint64_t, double>> Rows;
   if (!runCapturing(Argv, Out, Why) || !parsePerfTable(Out, Opts.InPlace, Rows, Why))
@@ -332,8 +356,7 @@ bool Tuner::writeWinners(const std::vector<cost::AlgorithmCurve> &Measured) {
     plan::PlanInfo Info = C.Info;
     Info.MinBytes = Window.MinBytes;
     Info.MaxBytes = Window.MaxBytes;
-    std::string File = C.Algorithm + "-x" + std::to_string(C.Factor) + "-from-" +
-                       std::to_string(Window.MinBytes) + ".json";
+    std::string File = fileStem(C) + "-from-" + std::to_string(Window.MinBytes) + ".json";
     if (!writeFile((std::filesystem::path(Opts.Output) / File).string(),
                    plan::scheduleToPlan(C.Schedule, Info).dump(1), Diags))
       return false;
@@ -353,6 +376,14 @@ bool Tuner::run() {
       return error("'" + Size + "' is not a message size (like 4, 64K or 16M)");
   if (*parseMemorySize(Opts.MinBytes) > *parseMemorySize(Opts.MaxBytes))
     return error("--min-bytes " + Opts.MinBytes + " is larger than --max-bytes " + Opts.MaxBytes);
+  for (const std::string &Protocol : Opts.Protocols)
+    if (!Opts.Gpu && Protocol != "simple")
+      return error("--protocols " + Protocol +
+                   " needs --gpu: host executors send every step the simple way, so every "
+                   "protocol would measure the same plan");
+  if (Opts.Gpu && Opts.Registered)
+    return error("--registered 1 measures host buffers from cclcMemAlloc; it does not go with "
+                 "--gpu");
 
   // Plans of this collective from an earlier tune would be loaded beside
   // these and fight over the sizes: the directory must hold none. Other
@@ -386,8 +417,10 @@ bool Tuner::run() {
     std::vector<cost::AlgorithmCurve> Measured = measuredCurves();
     std::printf("%s on %d ranks of this host, %s on %s, median of %d rounds of %d calls (us)\n",
                 Opts.Collective.c_str(), Opts.NRanks, Opts.InPlace ? "in place" : "out of place",
-                Opts.Registered ? "cclcMemAlloc's buffers" : "heap buffers", Opts.Rounds,
-                Opts.Iterations);
+                Opts.Gpu          ? "GPU buffers"
+                : Opts.Registered ? "cclcMemAlloc's buffers"
+                                  : "heap buffers",
+                Opts.Rounds, Opts.Iterations);
     cost::printComparison(Measured, std::cout);
     printPredictions(Measured);
     Ok = writeWinners(Measured);
@@ -437,6 +470,16 @@ void addTuneCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode) {
   Cmd->add_option("--registered", Opts->Registered,
                   "1: measure calls on buffers from cclcMemAlloc (cclc-perf -R 1), 0: on the heap")
       ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  Cmd->add_flag("--gpu", Opts->Gpu,
+                "Measure calls on GPU buffers, which the GPU executors run (cclc-perf --gpu)");
+  std::vector<std::string> Protocols;
+  for (sched::Protocol P : plan::allProtocols())
+    Protocols.emplace_back(plan::protocolName(P));
+  Cmd->add_option("--protocols", Opts->Protocols,
+                  "Protocols to measure each algorithm by (other than simple with --gpu only)")
+      ->delimiter(',')
+      ->check(CLI::IsMember(Protocols))
       ->capture_default_str();
   Cmd->add_option("--perf", Opts->Perf, "The cclc-perf that runs the plans (default: beside cclc)");
   Cmd->callback([Opts, &Common, &ExitCode] {

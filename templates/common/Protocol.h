@@ -87,7 +87,8 @@ CCLC_HD constexpr size_t lineSlotBytes(Protocol P, size_t Bytes) {
 /// lays them out, common/Fifo.h); both ends of a message decide alike.
 CCLC_HD constexpr bool linesCarry(Protocol P, size_t Bytes, size_t SlotBytes) {
   const LineFormat F = lineFormat(P);
-  return Bytes <= F.MaxBytes && SlotBytes % F.LineBytes == 0 && lineSlotBytes(P, Bytes) <= SlotBytes;
+  return Bytes <= F.MaxBytes && SlotBytes % F.LineBytes == 0 &&
+         lineSlotBytes(P, Bytes) <= SlotBytes;
 }
 
 /// The two flags of the lines of message number Seq (its counter value

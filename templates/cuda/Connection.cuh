@@ -343,7 +343,9 @@ __device__ __forceinline__ bool llWhole(uint4 Line, kern::LLFlags F, uint64_t &V
 __device__ __forceinline__ uint4 wordPair(uint64_t A, uint64_t B) {
   return {uint32_t(A), uint32_t(A >> 32), uint32_t(B), uint32_t(B >> 32)};
 }
-__device__ __forceinline__ uint64_t firstWord(uint4 V) { return uint64_t(V.x) | uint64_t(V.y) << 32; }
+__device__ __forceinline__ uint64_t firstWord(uint4 V) {
+  return uint64_t(V.x) | uint64_t(V.y) << 32;
+}
 __device__ __forceinline__ uint64_t secondWord(uint4 V) {
   return uint64_t(V.z) | uint64_t(V.w) << 32;
 }

@@ -379,8 +379,9 @@ __device__ void recvReduceLines(Inbox &In, Slice<T> Acc, kern::Protocol P) {
 /// recv_reduce_send, as lines of P.
 template <class T, class Op>
 __device__ void recvReduceSendLines(Inbox &In, Outbox &Out, Slice<T> Acc, kern::Protocol P) {
-  relayLines(In, Out, Acc, P,
-             [](const T *Part, T *To, T *Next, size_t N) { reduceElems<T, Op>(Part, To, Next, N); });
+  relayLines(In, Out, Acc, P, [](const T *Part, T *To, T *Next, size_t N) {
+    reduceElems<T, Op>(Part, To, Next, N);
+  });
 }
 
 /// recv_copy_send, as lines of P.

@@ -33,9 +33,9 @@ Schedule chain(int32_t N) {
     S.Ranks[R].Channels.resize(1);
     std::vector<Step> &Steps = S.Ranks[R].Channels[0].Steps;
     if (R > 0)
-      Steps.push_back({OpKind::Recv, R - 1, -1, {}, Whole, false, {}});
+      Steps.push_back({OpKind::Recv, R - 1, -1, {}, Whole, false, {}, 0, {}, Protocol::Simple});
     if (R + 1 < N)
-      Steps.push_back({OpKind::Send, R + 1, -1, Whole, {}, false, {}});
+      Steps.push_back({OpKind::Send, R + 1, -1, Whole, {}, false, {}, 0, {}, Protocol::Simple});
   }
   return S;
 }
@@ -86,7 +86,8 @@ TEST(CostModel, LLTradesBandwidthForLatencyUpToItsLargestMessage) {
 // memory alone: over PCI its messages cost what the simple protocol's do.
 TEST(CostModel, LL128ServesNVLinkAtMostOfTheBandwidth) {
   using topo::PathType;
-  EXPECT_LT(linkLatencyUs(PathType::NVL, Protocol::LL), linkLatencyUs(PathType::NVL, Protocol::LL128));
+  EXPECT_LT(linkLatencyUs(PathType::NVL, Protocol::LL),
+            linkLatencyUs(PathType::NVL, Protocol::LL128));
   EXPECT_LT(linkLatencyUs(PathType::NVL, Protocol::LL128),
             linkLatencyUs(PathType::NVL, Protocol::Simple));
   EXPECT_DOUBLE_EQ(bandwidthShare(Protocol::LL128), 120.0 / 128.0);

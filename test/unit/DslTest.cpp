@@ -293,8 +293,8 @@ TEST(DslSema, CatalogAdditionsAreOperations) {
   std::ostringstream Out;
   DiagnosticEngine Diags(SM, Out);
   OperationCatalog Ops;
-  EXPECT_TRUE(Ops.add({"scale", {{"acc", ParamRole::Accumulator}}, "multiply in place"}));
-  EXPECT_FALSE(Ops.add({"send", {}, "a second send"}));
+  EXPECT_TRUE(Ops.add({"scale", {{"acc", ParamRole::Accumulator}}, "multiply in place", ""}));
+  EXPECT_FALSE(Ops.add({"send", {}, "a second send", ""}));
   EXPECT_NE(parseAndCheck(Id, Ops, Diags), nullptr) << Out.str();
 }
 

@@ -130,13 +130,23 @@ TEST(LoopIterations, EveryRankSharesOneEntryPerIteration) {
   }
 }
 
+/// A step of Op with Peer, Src and Dst, every other field its default.
+sched::Step stepOf(OpKind Op, int32_t Peer, sched::Slice Src, sched::Slice Dst,
+                   bool WithNext = false) {
+  sched::Step St;
+  St.Op = Op;
+  St.Peer = Peer;
+  St.Src = Src;
+  St.Dst = Dst;
+  St.WithNext = WithNext;
+  return St;
+}
+
 TEST(Lowering, JoinsASendAndTheReceiveWithItIntoAnExchange) {
-  std::vector<sched::Step> Steps(3);
-  Steps[0] = {.Op = OpKind::Send, .Peer = 1, .Src = {plan::BufferKind::Output, 0, 1},
-              .WithNext = true};
-  Steps[1] = {.Op = OpKind::RecvReduce, .Peer = 2, .Dst = {plan::BufferKind::Output, 1, 1}};
-  Steps[2] = {.Op = OpKind::Copy, .Src = {plan::BufferKind::Input, 0, 2},
-              .Dst = {plan::BufferKind::Scratch, 0, 2}};
+  std::vector<sched::Step> Steps = {
+      stepOf(OpKind::Send, 1, {plan::BufferKind::Output, 0, 1}, {}, /*WithNext=*/true),
+      stepOf(OpKind::RecvReduce, 2, {}, {plan::BufferKind::Output, 1, 1}),
+      stepOf(OpKind::Copy, -1, {plan::BufferKind::Input, 0, 2}, {plan::BufferKind::Scratch, 0, 2})};
   std::vector<plan::LoweredStep> Calls = plan::lowerChannel(Steps);
   ASSERT_EQ(Calls.size(), 2u);
   EXPECT_EQ(Calls[0].Call.Op, OpKind::ExchangeReduce);
@@ -148,10 +158,10 @@ TEST(Lowering, JoinsASendAndTheReceiveWithItIntoAnExchange) {
 }
 
 TEST(Lowering, AnUnverifiedGroupIsAnInternalErrorNotACrash) {
-  std::vector<sched::Step> Steps(2);
-  Steps[0] = {.Op = OpKind::Copy, .Src = {plan::BufferKind::Input, 0, 1},
-              .Dst = {plan::BufferKind::Output, 0, 1}, .WithNext = true};
-  Steps[1] = {.Op = OpKind::Send, .Peer = 1, .Src = {plan::BufferKind::Output, 0, 1}};
+  std::vector<sched::Step> Steps = {
+      stepOf(OpKind::Copy, -1, {plan::BufferKind::Input, 0, 1}, {plan::BufferKind::Output, 0, 1},
+             /*WithNext=*/true),
+      stepOf(OpKind::Send, 1, {plan::BufferKind::Output, 0, 1}, {})};
   EXPECT_THROW((void)plan::lowerChannel(Steps), InternalError);
 }
 
