@@ -118,6 +118,17 @@ IpcOffer readOffer(const std::string &Offer, int Peer, size_t Bytes) {
   return O;
 }
 
+/// The number this process gives the GPU on BusId, or -1 where it does not
+/// see that GPU (and so cannot map its memory).
+int deviceOf(const char *BusId) {
+  int Device = -1;
+  if (cudaDeviceGetByPCIBusId(&Device, BusId) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return Device;
+}
+
 } // namespace
 
 std::string gpuBusId(int Device) {
@@ -128,12 +139,9 @@ std::string gpuBusId(int Device) {
 }
 
 bool canWriteTo(int Device, const std::string &PeerBusId) {
-  int PeerDevice = -1;
-  if (cudaDeviceGetByPCIBusId(&PeerDevice, PeerBusId.c_str()) != cudaSuccess) {
-    // A GPU this process does not see: it cannot map its memory.
-    cudaGetLastError();
+  int PeerDevice = deviceOf(PeerBusId.c_str());
+  if (PeerDevice < 0)
     return false;
-  }
   if (PeerDevice == Device)
     return true;
   int Can = 0;
@@ -149,11 +157,9 @@ bool canWriteTo(int Device, const std::string &PeerBusId) {
 /// on one GPU, or between GPUs whose link carries native atomics both ways
 /// (NVLink; PCIe does not promise it). Both ends of a link decide alike.
 static bool linesArriveWhole(int Device, const char *PeerBusId) {
-  int PeerDevice = -1;
-  if (cudaDeviceGetByPCIBusId(&PeerDevice, PeerBusId) != cudaSuccess) {
-    cudaGetLastError();
+  int PeerDevice = deviceOf(PeerBusId);
+  if (PeerDevice < 0)
     return false;
-  }
   if (PeerDevice == Device)
     return true;
   int There = 0, Back = 0;
