@@ -177,6 +177,14 @@ public:
     A.InFlight = Busy.device();
     return A;
   }
+  /// Loads Info's kernel now. CUDA loads a kernel at its first launch unless
+  /// told otherwise, and that load may wait for the kernels running on the
+  /// device: a kernel launched beside another that waits for it must be
+  /// loaded before the other starts.
+  static void load(const cuda::KernelInfo &Info) {
+    cudaFuncAttributes Attributes;
+    CCLC_CUDA(cudaFuncGetAttributes(&Attributes, reinterpret_cast<const void *>(Info.Run)));
+  }
   /// Launches Info for the ranks in Args (one or two) without waiting.
   void start(const cuda::KernelInfo &Info, const std::vector<cuda::KernelArgs> &Args) {
     for (const cuda::KernelArgs &A : Args) {
@@ -454,9 +462,11 @@ template <class Mine, class Theirs> void checkProtocolsThatDisagreeAreReported()
     std::vector<cuda::KernelArgs> Args = {
         Ranks.args(0, Rank0.Input.get(), Rank0.Output.get(), 100, 10'000'000'000),
         Ranks.args(1, Rank1.Input.get(), Rank1.Output.get(), 100, 10'000'000'000)};
-    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Mine>(), {Args[size_t(ByMine)]});
-    Ranks.start(allReduceInfo<float, cuda::Sum, Variant::SendRecv, Theirs>(),
-                {Args[size_t(1 - ByMine)]});
+    cuda::KernelInfo First = allReduceInfo<float, cuda::Sum, Variant::SendRecv, Mine>();
+    cuda::KernelInfo Second = allReduceInfo<float, cuda::Sum, Variant::SendRecv, Theirs>();
+    RankPair::load(Second);
+    Ranks.start(First, {Args[size_t(ByMine)]});
+    Ranks.start(Second, {Args[size_t(1 - ByMine)]});
     Ranks.wait(Args);
     int Mismatches = 0;
     for (int Rank = 0; Rank < 2; ++Rank) {
