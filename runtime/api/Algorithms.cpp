@@ -175,8 +175,12 @@ const Algorithm &AlgorithmTable::choose(const Request &R,
     }
     Chosen = &It->second;
   }
-  if (Info && Logged.emplace(R.Collective, Chosen->Name, Chosen->Kind, R.Where).second)
+  // Looked up before it is inserted: an insertion makes a node even where
+  // the key is there, and every call asks.
+  if (Info && !Logged.count({Chosen, R.Where})) {
+    Logged.insert({Chosen, R.Where});
     log("INFO", describeCall(R) + " runs " + Chosen->describe(R.Where));
+  }
   return *Chosen;
 }
 

@@ -203,8 +203,9 @@ private:
   /// executor keys its per-algorithm state on.
   std::deque<Algorithm> Loaded;
   std::map<std::tuple<plan::CollectiveKind, int32_t, Target>, Algorithm> Fallbacks;
-  /// (collective, algorithm, executor, target) already logged.
-  std::set<std::tuple<plan::CollectiveKind, std::string, Algorithm::Executor, Target>> Logged;
+  /// The algorithms (Loaded's or Fallbacks', whose addresses are stable)
+  /// and targets already logged.
+  std::set<std::pair<const Algorithm *, Target>> Logged;
 };
 
 } // namespace cclc::runtime
