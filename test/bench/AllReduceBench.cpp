@@ -267,8 +267,10 @@ public:
   }
 
   void run() override {
-    check(Calls.Cclc(Input.data(), outputBuffer(), Msg, Comm),
-          std::string("cclc ") + Calls.Collective);
+    // The timed call: its description is built only when it fails.
+    if (cclcResult_t Result = Calls.Cclc(Input.data(), outputBuffer(), Msg, Comm);
+        Result != cclcSuccess)
+      check(Result, std::string("cclc ") + Calls.Collective);
   }
   void barrier() override {
     float One = 1, Sum = 0;
@@ -386,13 +388,11 @@ void forEachLine(int Fd, const std::function<void(const std::string &)> &OnLine)
   std::fclose(In);
 }
 
-/// Keeps the figure lines of rank 0's output; other lines (a launcher's
+/// Gives the ranks' lines of times to Figures; other lines (a launcher's
 /// notices) go on to stderr.
-std::function<void(const std::string &)> figureCollector(std::vector<Figure> &Figures) {
+std::function<void(const std::string &)> figureCollector(FigureCollector &Figures) {
   return [&Figures](const std::string &Line) {
-    if (std::optional<Figure> F = parseFigure(Line))
-      Figures.push_back(*F);
-    else
+    if (!Figures.take(Line))
       std::fputs(Line.c_str(), stderr);
   };
 }
@@ -448,7 +448,7 @@ struct BenchConfig {
 };
 
 /// One rank's part of a forked job: makes its runner and runs the sweep of
-/// C, rank 0 writing the figures to Fd. Returns the rank's exit code, which
+/// C, writing its times to Fd. Returns the rank's exit code, which
 /// is not 0 when the rank got wrong results.
 int sweepRank(const BenchConfig &Config, const Collective &C, int Rank, int Fd,
               const std::function<std::unique_ptr<CollectiveRunner>()> &MakeRunner) {
@@ -487,8 +487,8 @@ std::vector<int> forkRanks(int NRanks, const std::function<int(int Rank)> &Body)
   return Status;
 }
 
-/// Runs a job of forked ranks: Launch starts them, rank 0 writing its figures
-/// to the file descriptor it is given, and returns their wait statuses.
+/// Runs a job of forked ranks: Launch starts them, each writing its times to
+/// the file descriptor it is given, and returns their wait statuses.
 /// Returns the figures, or nullopt when a rank failed.
 std::optional<std::vector<Figure>>
 runForkedJob(const std::string &Job, const std::function<std::vector<int>(int Fd)> &Launch) {
@@ -504,9 +504,9 @@ runForkedJob(const std::string &Job, const std::function<std::vector<int>(int Fd
   }
   close(Pipe[1]);
   // The figures wait in the pipe: a sweep writes far less than it holds.
-  std::vector<Figure> Figures;
+  FigureCollector Figures;
   forEachLine(Pipe[0], figureCollector(Figures));
-  return ranksSucceeded(Job, Status) ? std::optional(Figures) : std::nullopt;
+  return ranksSucceeded(Job, Status) ? std::optional(Figures.figures()) : std::nullopt;
 }
 
 std::optional<std::vector<Figure>> runCclc(const Collective &C, const BenchConfig &Config) {
@@ -558,10 +558,10 @@ std::optional<std::vector<Figure>> runOpenMpi(const Collective &C, const BenchCo
     Arguments.push_back(A);
   Arguments.push_back("--collective");
   Arguments.push_back(C.Name);
-  std::vector<Figure> Figures;
+  FigureCollector Figures;
   if (!runCommand(Arguments, figureCollector(Figures)))
     return std::nullopt;
-  return Figures;
+  return Figures.figures();
 }
 
 /// One sweep of the run: a library's calls of one collective, or the copy.

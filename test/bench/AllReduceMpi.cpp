@@ -2,7 +2,7 @@
 //
 // The MPI side of cclc-allreduce-bench, started by it under mpirun: every
 // rank runs the common sweep of one collective with MPI's call for it and
-// rank 0 prints the figure lines. The MPI library chooses its algorithm by
+// prints its times. The MPI library chooses its algorithm by
 // size itself, so the figures name it only as "default".
 //
 //===----------------------------------------------------------------------===//

@@ -201,9 +201,6 @@ size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRa
       std::fprintf(stderr, "rank %d: %s: %zu wrong elements at %zu bytes\n", Rank, C.Name,
                    WrongHere, M->Bytes);
     Wrong += WrongHere;
-    Figure F;
-    F.Bytes = Bytes;
-    F.Algorithm = Runner.algorithm();
     std::fill_n(Runner.input(), M->SendCount, 0.0f);
     for (size_t I = 0, E = Options.warmups(Bytes); I < E; ++I)
       Runner.run();
@@ -217,11 +214,17 @@ size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRa
       std::chrono::duration<double, std::micro> Elapsed = std::chrono::steady_clock::now() - Start;
       TrialUs.push_back(Elapsed.count() / static_cast<double>(Iterations));
     }
-    F.TimeUs = median(TrialUs);
-    if (Rank == 0) {
-      std::fprintf(Out, "figure %zu %s %.6g\n", F.Bytes, F.Algorithm.c_str(), F.TimeUs);
-      std::fflush(Out);
+    // One write per line: the ranks of a forked job share the pipe.
+    std::string Line = "trials " + std::to_string(Bytes) + " " + Runner.algorithm() + " " +
+                       std::to_string(Rank);
+    for (double Us : TrialUs) {
+      char Figure[32];
+      std::snprintf(Figure, sizeof Figure, " %.6g", Us);
+      Line += Figure;
     }
+    Line += "\n";
+    std::fputs(Line.c_str(), Out);
+    std::fflush(Out);
   }
   // Gloo sends in the background: a rank that tore its connections down
   // while a peer still waited for its last messages would cut them off.
@@ -229,13 +232,34 @@ size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRa
   return Wrong;
 }
 
-std::optional<Figure> parseFigure(const std::string &Line) {
+bool FigureCollector::take(const std::string &Line) {
   std::istringstream In(Line);
-  std::string Tag;
-  Figure F;
-  if (!(In >> Tag >> F.Bytes >> F.Algorithm >> F.TimeUs) || Tag != "figure")
-    return std::nullopt;
-  return F;
+  std::string Tag, Algorithm;
+  size_t Bytes = 0;
+  int Rank = 0;
+  if (!(In >> Tag >> Bytes >> Algorithm >> Rank) || Tag != "trials")
+    return false;
+  std::vector<double> TrialUs;
+  for (double Us; In >> Us;)
+    TrialUs.push_back(Us);
+  if (TrialUs.empty())
+    return false;
+  Size &S = Sizes[Bytes];
+  if (Rank == 0)
+    S.Algorithm = Algorithm;
+  if (S.Ranks++ == 0)
+    S.SlowestUs = TrialUs;
+  S.SlowestUs.resize(std::min(S.SlowestUs.size(), TrialUs.size()));
+  for (size_t T = 0; T < S.SlowestUs.size(); ++T)
+    S.SlowestUs[T] = std::max(S.SlowestUs[T], TrialUs[T]);
+  return true;
+}
+
+std::vector<Figure> FigureCollector::figures() const {
+  std::vector<Figure> Figures;
+  for (const auto &[Bytes, S] : Sizes)
+    Figures.push_back({Bytes, S.Algorithm, median(S.SlowestUs)});
+  return Figures;
 }
 
 } // namespace cclc::bench

@@ -6,9 +6,11 @@
 // and trials, timed the same way. This file is that protocol, and the one
 // description of each collective that every library's program shares: its
 // buffers, the result it must produce and nccl-tests' bus bandwidth factor.
-// Each library only supplies a CollectiveRunner that makes its call. Rank 0
-// prints one line per size that the driver reads back, whether its ranks
-// were forked or started by mpirun.
+// Each library only supplies a CollectiveRunner that makes its call. Every
+// rank prints its trials' times, a line per size, that the driver reads back
+// whether its ranks were forked or started by mpirun: a call's time is the
+// slowest rank's, since a root that returns once its message is queued has
+// not finished the collective its peers still run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -169,31 +172,50 @@ protected:
   bool InPlace;
 };
 
-/// What rank 0 reports for one message size.
+/// A job's result for one message size.
 struct Figure {
   /// The size of the sweep the figure belongs to, which names its row;
   /// Collective::message gives the message actually sent.
   size_t Bytes = 0;
+  /// The algorithm rank 0 ran.
   std::string Algorithm;
-  /// The median over trials of the time of one call.
+  /// The median over trials of the time of one call on the rank slowest
+  /// in that trial. Trials begin on a barrier, so this is the time the job
+  /// takes per call: as nccl-tests' maximum (`-a 3`) and OSU's max latency.
   double TimeUs = 0;
 };
 
-/// Runs the sweep of C on this rank; rank 0 writes one figure line per size
-/// to Out. Each size is first checked (rank-dependent inputs, exact f32
-/// sums), then timed on zero inputs so that repeated in-place runs stay
-/// finite. Sizes with less than an element per rank are left out. The sweep
-/// ends on a barrier, so that every rank's last call is over before any
-/// rank's connections close. Returns how many elements this rank got wrong,
-/// over all sizes, having said where on stderr.
+/// Runs the sweep of C on this rank, which writes one line of its trials'
+/// times per size to Out. Each size is first checked (rank-dependent
+/// inputs, exact f32 sums), then timed on zero inputs so that repeated
+/// in-place runs stay finite. Sizes with less than an element per rank are
+/// left out. The sweep ends on a barrier, so that every rank's last call is
+/// over before any rank's connections close. Returns how many elements this
+/// rank got wrong, over all sizes, having said where on stderr.
 size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRanks,
                 const SweepOptions &Options, FILE *Out);
 
 double median(std::vector<double> Values);
 
-/// Reads a line written by runSweep; anything else (a launcher's notices)
-/// gives nullopt.
-std::optional<Figure> parseFigure(const std::string &Line);
+/// Makes a job's figures of the lines its ranks wrote with runSweep.
+class FigureCollector {
+public:
+  /// Takes one line of a rank's output; false, having kept nothing, for a
+  /// line runSweep did not write (a launcher's notices).
+  bool take(const std::string &Line);
+  /// One figure per size, smallest first; a size some rank left out of its
+  /// lines, or timed in fewer trials, keeps the trials every rank has.
+  std::vector<Figure> figures() const;
+
+private:
+  struct Size {
+    std::string Algorithm;
+    /// Per trial, the slowest time of the ranks read so far.
+    std::vector<double> SlowestUs;
+    size_t Ranks = 0;
+  };
+  std::map<size_t, Size> Sizes;
+};
 
 } // namespace cclc::bench
 
