@@ -214,9 +214,11 @@ size_t runSweep(CollectiveRunner &Runner, const Collective &C, int Rank, int NRa
       std::chrono::duration<double, std::micro> Elapsed = std::chrono::steady_clock::now() - Start;
       TrialUs.push_back(Elapsed.count() / static_cast<double>(Iterations));
     }
-    // One write per line: the ranks of a forked job share the pipe.
-    std::string Line = "trials " + std::to_string(Bytes) + " " + Runner.algorithm() + " " +
-                       std::to_string(Rank);
+    // One write per line: the ranks of a forked job share the pipe. A name
+    // the library did not say is a dash, so that the line still reads.
+    std::string Algorithm = Runner.algorithm();
+    std::string Line = "trials " + std::to_string(Bytes) + " " +
+                       (Algorithm.empty() ? "-" : Algorithm) + " " + std::to_string(Rank);
     for (double Us : TrialUs) {
       char Figure[32];
       std::snprintf(Figure, sizeof Figure, " %.6g", Us);
