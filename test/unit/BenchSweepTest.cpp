@@ -13,12 +13,18 @@
 namespace cclc::bench {
 namespace {
 
-TEST(FigureCollector, TakesPerTrialTheSlowestRankThenTheMedian) {
+/// The figures of the ranks' Lines, every one of which must be taken.
+std::vector<Figure> figuresOf(std::initializer_list<const char *> Lines) {
   FigureCollector C;
+  for (const char *Line : Lines)
+    EXPECT_TRUE(C.take(Line)) << Line;
+  return C.figures();
+}
+
+TEST(FigureCollector, TakesPerTrialTheSlowestRankThenTheMedian) {
   // Trials 1..3: rank 0 is slowest in the second, rank 1 in the first and third.
-  ASSERT_TRUE(C.take("trials 4096 butterfly_allreduce 0 1 5 3\n"));
-  ASSERT_TRUE(C.take("trials 4096 butterfly_allreduce 1 2 1 4\n"));
-  std::vector<Figure> F = C.figures();
+  std::vector<Figure> F = figuresOf({"trials 4096 butterfly_allreduce 0 1 5 3\n",
+                                     "trials 4096 butterfly_allreduce 1 2 1 4\n"});
   ASSERT_EQ(1u, F.size());
   EXPECT_EQ(4096u, F[0].Bytes);
   EXPECT_EQ("butterfly_allreduce", F[0].Algorithm);
@@ -26,21 +32,16 @@ TEST(FigureCollector, TakesPerTrialTheSlowestRankThenTheMedian) {
 }
 
 TEST(FigureCollector, NamesRankZerosAlgorithmWhateverOrderTheLinesCome) {
-  FigureCollector C;
-  ASSERT_TRUE(C.take("trials 64 other 1 1.5"));
-  ASSERT_TRUE(C.take("trials 64 binomial_broadcast 0 0.5"));
-  std::vector<Figure> F = C.figures();
+  std::vector<Figure> F =
+      figuresOf({"trials 64 other 1 1.5", "trials 64 binomial_broadcast 0 0.5"});
   ASSERT_EQ(1u, F.size());
   EXPECT_EQ("binomial_broadcast", F[0].Algorithm);
   EXPECT_DOUBLE_EQ(1.5, F[0].TimeUs);
 }
 
 TEST(FigureCollector, GivesSizesSmallestFirst) {
-  FigureCollector C;
-  for (const char *Line : {"trials 1024 a 0 3", "trials 4 a 0 1", "trials 64 a 0 2",
-                           "trials 4 a 1 1.25", "trials 1024 a 1 2", "trials 64 a 1 2"})
-    ASSERT_TRUE(C.take(Line)) << Line;
-  std::vector<Figure> F = C.figures();
+  std::vector<Figure> F = figuresOf({"trials 1024 a 0 3", "trials 4 a 0 1", "trials 64 a 0 2",
+                                     "trials 4 a 1 1.25", "trials 1024 a 1 2", "trials 64 a 1 2"});
   ASSERT_EQ(3u, F.size());
   EXPECT_EQ(4u, F[0].Bytes);
   EXPECT_DOUBLE_EQ(1.25, F[0].TimeUs);
@@ -50,11 +51,12 @@ TEST(FigureCollector, GivesSizesSmallestFirst) {
 }
 
 TEST(FigureCollector, KeepsTheTrialsEveryRankTimed) {
-  FigureCollector C;
-  ASSERT_TRUE(C.take("trials 16 a 0 1 1 9"));
-  ASSERT_TRUE(C.take("trials 16 a 1 2 3"));
   // The third trial, which rank 1 left out, is not a figure of the job.
-  EXPECT_DOUBLE_EQ(2.5, C.figures().at(0).TimeUs);
+  EXPECT_DOUBLE_EQ(2.5, figuresOf({"trials 16 a 0 1 1 9", "trials 16 a 1 2 3"}).at(0).TimeUs);
+}
+
+TEST(FigureCollector, TakesTheDashOfALibraryThatNamedNoAlgorithm) {
+  EXPECT_EQ("-", figuresOf({"trials 16 - 0 1"}).at(0).Algorithm);
 }
 
 TEST(FigureCollector, RefusesLinesTheSweepDidNotWrite) {
