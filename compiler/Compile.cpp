@@ -25,7 +25,14 @@ std::optional<BuiltTarget> buildTarget(const TargetOptions &Options, SourceManag
                                    "; every node holds as many ranks");
       return std::nullopt;
     }
-    Built.Target = target::flatTarget(Options.NRanks, Options.Nodes);
+    if (Options.Cpu && Options.Nodes > 1) {
+      Diags.error(SourceLoc{}, "--cpu prices the ranks of one host, and --nodes " +
+                                   std::to_string(Options.Nodes) +
+                                   " spreads them over several; drop one of the two");
+      return std::nullopt;
+    }
+    Built.Target = Options.Cpu ? target::cpuTarget(Options.NRanks)
+                               : target::flatTarget(Options.NRanks, Options.Nodes);
     return Built;
   }
   // machine: read the topology, search it and connect its nodes.

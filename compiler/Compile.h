@@ -41,6 +41,9 @@ struct TargetOptions {
   std::string Topo;
   int Nodes = 1;
   int NRanks = 0;
+  /// Price the ranks' work as processes on one host's CPUs (target::CpuCosts)
+  /// rather than on GPUs; with NRanks alone.
+  bool Cpu = false;
   /// The NCCL knobs given on the command line for the topology search; the
   /// others are read from the environment as NCCL reads them.
   topo::NcclEnvOptions Nccl;

@@ -220,8 +220,11 @@ public:
   /// The columns are Sizes for each of Protocols in turn, the open sends
   /// (SendCost::Open) by that protocol; without Protocols, Sizes with every
   /// send by its step's protocol.
+  /// With Cpu, a send costs its latency and a local pass its rate instead of
+  /// the path's latency and a GPU's local bandwidth.
   Simulation(const SimProgram &P, int32_t Factor, const std::vector<std::vector<uint32_t>> *Pieces,
-             const std::vector<uint64_t> &Sizes, std::span<const sched::Protocol> Protocols);
+             const std::vector<uint64_t> &Sizes, std::span<const sched::Protocol> Protocols,
+             const std::optional<target::CpuCosts> &Cpu);
 
   /// Per column, the time the last rank finishes, in us, without launch
   /// latency.
@@ -290,7 +293,8 @@ private:
 Simulation::Simulation(const SimProgram &P, int32_t Factor,
                        const std::vector<std::vector<uint32_t>> *Pieces,
                        const std::vector<uint64_t> &Sizes,
-                       std::span<const sched::Protocol> Protocols)
+                       std::span<const sched::Protocol> Protocols,
+                       const std::optional<target::CpuCosts> &Cpu)
     : P(P), Pieces(Pieces), K(Sizes.size() * std::max<size_t>(Protocols.size(), 1)),
       Lanes(P.Lanes.size()), Clocks(P.Lanes.size() * K, 0.0),
       Connections(P.SenderLane.size()), Arrivals(P.SenderLane.size() * P.BufferSlots * K),
@@ -306,13 +310,15 @@ Simulation::Simulation(const SimProgram &P, int32_t Factor,
       sched::Protocol Proto =
           Cost.Open && !Protocols.empty() ? Protocols[Column / Sizes.size()] : Cost.Proto;
       double Message = Cost.Chunks * Scale * ChunkBytes[Column];
-      sched::Protocol Used = protocolUsed(Cost.Path, Proto, Message);
-      SendTimes.push_back(linkLatencyUs(Cost.Path, Used) +
+      // A host executor sends every message the simple way.
+      sched::Protocol Used = Cpu ? sched::Protocol::Simple : protocolUsed(Cost.Path, Proto, Message);
+      SendTimes.push_back((Cpu ? Cpu->MessageUs : linkLatencyUs(Cost.Path, Used)) +
                           Message / (Cost.Bw * bandwidthShare(Used)));
     }
+  const double LocalBw = (Cpu ? Cpu->ReduceGBs : topo::LocBw) * 1e3; // Bytes per us.
   for (int32_t Chunks : P.Locals)
     for (double Bytes : ChunkBytes)
-      LocalTimes.push_back(Chunks * Scale * Bytes / (topo::LocBw * 1e3));
+      LocalTimes.push_back(Chunks * Scale * Bytes / LocalBw);
 }
 
 void Simulation::wake(int32_t Lane) {
@@ -455,17 +461,18 @@ std::vector<double> Simulation::run() {
 
 /// Predictions at Sizes of P's schedule chunked by Factor into Pieces, one
 /// list for each of Protocols, or, without Protocols, one list of the steps'
-/// own protocols, labelled Own (see Simulation).
+/// own protocols, labelled Own (see Simulation); each call costs LaunchUs.
 void predictions(const SimProgram &P, int32_t Factor,
                  const std::vector<std::vector<uint32_t>> *Pieces, double BusFactor,
                  const std::vector<uint64_t> &Sizes, std::span<const sched::Protocol> Protocols,
-                 sched::Protocol Own, std::vector<std::vector<Prediction>> &Out) {
-  std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes, Protocols).run();
+                 sched::Protocol Own, const std::optional<target::CpuCosts> &Cpu,
+                 double LaunchUs, std::vector<std::vector<Prediction>> &Out) {
+  std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes, Protocols, Cpu).run();
   for (size_t Column = 0; Column < Ends.size(); ++Column) {
     if (Column % Sizes.size() == 0)
       Out.emplace_back();
     uint64_t Bytes = Sizes[Column % Sizes.size()];
-    double Time = LaunchLatencyUs + Ends[Column];
+    double Time = LaunchUs + Ends[Column];
     double AlgBw = static_cast<double>(Bytes) / (Time * 1e3);
     sched::Protocol Proto = Protocols.empty() ? Own : Protocols[Column / Sizes.size()];
     Out.back().push_back({Bytes, Time, AlgBw, AlgBw * BusFactor, Factor, Proto});
@@ -496,8 +503,10 @@ SendProtocols sendProtocols(const Schedule &S) {
 
 double CostModel::simulate(const Schedule &S, uint64_t Bytes) const {
   SimProgram Program(S, passes::PipelinePlanner(S), Links, ChannelBwGBs);
-  return LaunchLatencyUs + Simulation(Program, 1, nullptr, {Bytes}, {}).run().front();
+  return launchUs() + Simulation(Program, 1, nullptr, {Bytes}, {}, Cpu).run().front();
 }
+
+double CostModel::launchUs() const { return Cpu ? Cpu->CallUs : LaunchLatencyUs; }
 
 std::vector<std::vector<Prediction>>
 CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Sizes,
@@ -511,14 +520,14 @@ CostModel::predictEachFactor(const Schedule &S, const std::vector<uint64_t> &Siz
   if (!Sends.Open)
     Protocols = {};
   const sched::Protocol Own = Sends.Lines;
-  predictions(Program, 1, nullptr, BusFactor, Sizes, Protocols, Own, PerFactor);
+  predictions(Program, 1, nullptr, BusFactor, Sizes, Protocols, Own, Cpu, launchUs(), PerFactor);
   for (int32_t F = 2; F <= Largest; F *= 2) {
     std::optional<passes::PipelineStages> Stages = Planner.stages(F);
     std::optional<std::vector<std::vector<uint32_t>>> Pieces;
     if (Stages)
       Pieces = Program.pieces(F, *Stages);
-    predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Sizes, Protocols, Own,
-                PerFactor);
+    predictions(Program, F, Pieces ? &*Pieces : nullptr, BusFactor, Sizes, Protocols, Own, Cpu,
+                launchUs(), PerFactor);
   }
   return PerFactor;
 }

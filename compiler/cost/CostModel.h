@@ -18,13 +18,17 @@
 // class and protocol taken from NCCL's tuning model (the per-hop "hardware"
 // latencies of its ring: by LL, NVLink 0.6 us, PCI 1 us, network 2.7 us; by
 // LL128 1.9, 2.5 and 4 us; by the simple protocol 3.4, 5.7 and 14 us) plus
-// its base launch latency once per collective. A step's messages travel by
+// its base launch latency once per collective. Where the ranks run on CPUs
+// (target::CpuCosts, --cpu) every pair is joined by shared memory, a message
+// costs the CPU's latency and moves at its copy rate by the simple protocol
+// (the host executors' only one), a reduction reads at the CPU's rate, and a
+// call costs the host's call latency. A step's messages travel by
 // the step's protocol: a line protocol's message pays its lower latency and
 // carries its payload in part of every line (half by LL, 120/128 by LL128),
 // so it moves at that share of the bandwidth; a message the runtime sends
 // the simple way instead (protocolUsed) costs what the simple protocol's
 // does. Without a topology every pair gets DefaultLink. Local copies and
-// reductions run at NCCL's LOC bandwidth.
+// reductions run at NCCL's LOC bandwidth on GPUs.
 //
 // --explain predicts every library algorithm and variant at every tabulated
 // size, chunk factor and protocol, so the simulation is built to be cheap:
@@ -45,6 +49,7 @@
 #include "compiler/target/Target.h"
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -92,7 +97,8 @@ constexpr int32_t MaxChunkFactor = 64;
 
 class CostModel {
 public:
-  explicit CostModel(const target::Target &T) : Links(T), ChannelBwGBs(T.ChannelBwGBs) {}
+  explicit CostModel(const target::Target &T)
+      : Links(T), ChannelBwGBs(T.ChannelBwGBs), Cpu(T.Cpu) {}
 
   /// Simulated time, in us, of one run of S on a message of Bytes bytes
   /// (the size messageBytes measures), launch latency included.
@@ -115,9 +121,14 @@ public:
 
   const LinkTable &links() const { return Links; }
 
+  /// What every call costs before its steps, in us: NCCL's launch latency
+  /// on GPUs, the host's call latency on CPUs.
+  double launchUs() const;
+
 private:
   LinkTable Links;
   float ChannelBwGBs;
+  std::optional<target::CpuCosts> Cpu;
 };
 
 /// For every size, the fastest of Curves' predictions (what

@@ -37,7 +37,7 @@ static RankLink gpuLink(const topo::System &Sys, const target::Target &T, int32_
 
 LinkTable::LinkTable(const target::Target &T)
     : NRanks(T.NRanks), LocalRanks(std::max(T.LocalRanks, 1)), NNodes(T.NNodes),
-      Machine(T.Machine != nullptr), Links(static_cast<size_t>(T.NRanks) * T.NRanks) {
+      Machine(T.Machine != nullptr), Cpu(T.Cpu.has_value()), Links(static_cast<size_t>(T.NRanks) * T.NRanks) {
   bool HaveBest = false;
   for (int32_t P = 0; P < NRanks; ++P) {
     for (int32_t Q = 0; Q < NRanks; ++Q) {
@@ -52,7 +52,9 @@ LinkTable::LinkTable(const target::Target &T)
              true};
         continue;
       }
-      L = T.Machine ? gpuLink(*T.Machine, T, P, Q) : DefaultLink;
+      L = T.Machine ? gpuLink(*T.Machine, T, P, Q)
+          : T.Cpu   ? RankLink{PathType::SYS, float(T.Cpu->CopyGBs), false}
+                    : DefaultLink;
       if (!HaveBest || L.Type < Best.Type || (L.Type == Best.Type && L.BwGBs > Best.BwGBs))
         Best = L;
       HaveBest = true;
@@ -61,6 +63,8 @@ LinkTable::LinkTable(const target::Target &T)
 }
 
 std::string LinkTable::rankName(int32_t P) const {
+  if (Cpu)
+    return "rank " + std::to_string(P);
   std::string Gpu = "GPU" + std::to_string(P % LocalRanks);
   if (NNodes == 1)
     return Gpu;

@@ -5,7 +5,8 @@
 // GPU-to-GPU path the topology computed (its type and bottleneck bandwidth);
 // between nodes it is the network, at the slower of the two GPUs' paths to
 // their NICs. Without a machine (--nranks) every pair gets one documented
-// default link.
+// default link, or, for ranks on CPUs (--cpu), shared memory at the CPU's
+// copy rate.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -33,8 +34,8 @@ constexpr float DefaultNetBwGBs = 12.5f;
 
 class LinkTable {
 public:
-  /// Every pair of T's ranks: from T.Machine when there is one, DefaultLink
-  /// otherwise.
+  /// Every pair of T's ranks: from T.Machine when there is one, T.Cpu's
+  /// shared memory for ranks on CPUs, DefaultLink otherwise.
   explicit LinkTable(const target::Target &T);
 
   int32_t nranks() const { return NRanks; }
@@ -44,8 +45,8 @@ public:
   const RankLink &best() const { return Best; }
   /// True when T has a machine (only then do link classes differ).
   bool hasMachine() const { return Machine; }
-  /// "GPU3" on one node, "node 1 GPU3" across several: how diagnostics name
-  /// a physical rank.
+  /// "GPU3" on one node, "node 1 GPU3" across several, "rank 3" on CPUs:
+  /// how diagnostics name a physical rank.
   std::string rankName(int32_t P) const;
 
 private:
@@ -53,6 +54,7 @@ private:
   int32_t LocalRanks = 1;
   int32_t NNodes = 1;
   bool Machine = false;
+  bool Cpu = false;
   std::vector<RankLink> Links;
   RankLink Best;
 };

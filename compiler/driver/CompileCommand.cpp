@@ -67,10 +67,13 @@ struct VariantChoice {
   sched::Protocol Proto = sched::Protocol::Simple;
 };
 
-/// The protocols --explain weighs: the one --protocol gives, else every one.
+/// The protocols --explain weighs: the one --protocol gives, else every one
+/// (the simple one alone for CPUs).
 std::vector<sched::Protocol> openProtocols(const CompileOptions &Opts) {
   if (Opts.ProtocolGiven)
     return {Opts.Build.Pipeline.Proto};
+  if (Opts.Target.Cpu)
+    return {sched::Protocol::Simple}; // Host executors send every message the simple way.
   auto All = plan::allProtocols();
   return {All.begin(), All.end()};
 }
@@ -345,6 +348,11 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                                         "rank order and NCCL's double binary trees")
                             ->check(CLI::Range(1, int(plan::MaxRanks)));
   Topo->excludes(NRanks);
+  Cmd->add_flag("--cpu", Opts->Target.Cpu,
+                "With --nranks: the ranks are processes on this host's CPUs, joined by shared "
+                "memory, as the runtime's host calls run; --explain prices their messages and "
+                "reductions as a CPU's, not a GPU's, and weighs the simple protocol alone")
+      ->needs(NRanks);
   addNcclOptions(*Cmd, Opts->Target.Nccl);
   Cmd->add_option("--root", Opts->Build.Root, "Root rank of broadcast and reduce")
       ->capture_default_str();

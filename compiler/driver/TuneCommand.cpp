@@ -198,6 +198,11 @@ private:
   bool measure(Candidate &C, int Round);
   std::vector<cost::AlgorithmCurve> measuredCurves() const;
   void printPredictions(const std::vector<cost::AlgorithmCurve> &Measured) const;
+  /// What the candidates are compiled for and predicted on: the ranks on
+  /// CPUs, or on GPUs for --gpu.
+  target::Target target() const {
+    return Opts.Gpu ? target::flatTarget(Opts.NRanks) : target::cpuTarget(Opts.NRanks);
+  }
   bool writeWinners(const std::vector<cost::AlgorithmCurve> &Measured);
   bool error(const std::string &Msg) {
     Diags.error(SourceLoc{}, Msg);
@@ -214,7 +219,7 @@ private:
 
 bool Tuner::compileCandidates(plan::CollectiveKind Collective,
                               const std::filesystem::path &Work) {
-  target::Target Target = target::flatTarget(Opts.NRanks);
+  target::Target Target = target();
   DiagnosticEngine Quiet(SM);
   Quiet.setSilent(true);
   std::ostream Discard(nullptr);
@@ -314,7 +319,7 @@ std::vector<size_t> winners(const std::vector<cost::AlgorithmCurve> &Curves, siz
 }
 
 void Tuner::printPredictions(const std::vector<cost::AlgorithmCurve> &Measured) const {
-  cost::CostModel Model(target::flatTarget(Opts.NRanks));
+  cost::CostModel Model(target());
   std::vector<cost::AlgorithmCurve> Predicted;
   for (const Candidate &C : Candidates) {
     cost::AlgorithmCurve Curve{C.Name, {}};
@@ -324,8 +329,10 @@ void Tuner::printPredictions(const std::vector<cost::AlgorithmCurve> &Measured) 
   }
   std::vector<size_t> Measure = winners(Measured, Sizes.size());
   std::vector<size_t> Predict = winners(Predicted, Sizes.size());
-  std::printf("\nmeasured against the cost model (its links are --nranks' default, not this "
-              "host's memory)\n");
+  std::printf(Opts.Gpu ? "\nmeasured against the cost model (its links are --nranks' default, "
+                        "not this host's GPUs)\n"
+                      : "\nmeasured against the cost model (its CPU costs are cclc compile "
+                        "--cpu's defaults, not this host's)\n");
   std::printf("%12s  %-34s %-34s %10s\n", "size", "measured fastest", "predicted fastest",
               "predicted/measured");
   size_t Agree = 0;

@@ -44,6 +44,13 @@ Target flatTarget(int32_t NRanks, int32_t NNodes) {
   return T;
 }
 
+Target cpuTarget(int32_t NRanks) {
+  Target T = flatTarget(NRanks);
+  T.Cpu = CpuCosts{};
+  T.Description += " on CPUs";
+  return T;
+}
+
 Target topologyTarget(const topo::System &Machine, const topo::Connection &Conn,
                       float RingBwGBs, std::string Description) {
   Target T;

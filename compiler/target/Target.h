@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,29 @@ namespace cclc::target {
 struct TreeChannel {
   std::vector<int32_t> Up;
   std::vector<std::vector<int32_t>> Down;
+};
+
+/// What a collective's work costs where its ranks are processes on one
+/// host's CPUs, joined by shared memory, as the runtime's host calls run
+/// (--cpu). A GPU machine's links price a message by NCCL's latencies and a
+/// local reduction as free (a GPU's memory outruns its links); on a CPU a
+/// message costs a fraction of a microsecond and a reduction reads memory
+/// at the rate a copy does, so which algorithm wins at a size changes. The
+/// defaults are cclc-perf's figures for 2 ranks on their own cores of an
+/// x86 host, on cclcMemAlloc's buffers: a 4-byte ring allreduce (a call and
+/// two messages), and the butterfly against halving-doubling from 1 MiB
+/// (one reduction of the whole buffer against one of half of it, with as
+/// many bytes copied).
+struct CpuCosts {
+  /// A call's fixed cost: argument checks, the choice of plan, dispatch.
+  double CallUs = 0.2;
+  /// A message's latency: posting it, and its lines moving between cores.
+  double MessageUs = 0.4;
+  /// How fast a message moves into its receiver's buffer, in GB/s.
+  double CopyGBs = 10;
+  /// How fast a rank combines a received message into its output, in GB/s
+  /// (on top of the message's move).
+  double ReduceGBs = 8;
 };
 
 struct Target {
@@ -41,6 +65,9 @@ struct Target {
   /// The machine, when compiling for a topology: remap auto and the cost
   /// model read link classes and bandwidths from it. Null for --nranks.
   const topo::System *Machine = nullptr;
+  /// Set where the ranks run on CPUs (--cpu): the cost model prices their
+  /// work by these instead of by a GPU machine's links.
+  std::optional<CpuCosts> Cpu;
   /// "8 ranks on mesh8.xml x 2 nodes" or "8 ranks": for headers and logs.
   std::string Description;
 
@@ -53,6 +80,10 @@ struct Target {
 /// and two tree channels carrying NCCL's double binary tree over the ranks.
 /// NNodes must divide NRanks.
 Target flatTarget(int32_t NRanks, int32_t NNodes = 1);
+
+/// --nranks N --cpu: flatTarget(N) on one node, its ranks on CPUs at the
+/// default CpuCosts.
+Target cpuTarget(int32_t NRanks);
 
 /// --topo: the channels connect found for Machine across Conn.NNodes nodes,
 /// each moving at most RingBwGBs (the ring search's per-channel bandwidth).

@@ -25,12 +25,13 @@ ROOTED = {"broadcast", "reduce"}
 #: runtime serves other roots with its built-in ring.
 MAX_ROOTED_RANKS = 64
 #: How every library plan is compiled: with the size window where the cost
-#: model predicts it is the fastest, and the simple protocol, since most of a
-#: group's calls run on the host, whose executors send every message the
-#: simple way (LL's lower latency is a GPU's; predicted for a host, it would
-#: favour algorithms of small messages that the host does not run faster).
-#: CUDA tensors run the same plans on the GPU.
-COMPILE_OPTIONS = ("--emit=json", "--explain", "--protocol", "simple")
+#: model predicts it is the fastest on CPUs (`--cpu`), since most of a group's
+#: calls run on the host: its messages cost a fraction of a microsecond, its
+#: reductions read memory as fast as its copies do, and its executors send
+#: every message the simple way (a GPU's links and LL's latency, predicted
+#: for a host, favour algorithms the host does not run faster). CUDA tensors
+#: run the same plans on the GPU.
+COMPILE_OPTIONS = ("--emit=json", "--explain", "--cpu")
 
 
 def plan_files(world_size: int) -> List[str]:

@@ -9,9 +9,9 @@
 // cclc runs through its C API with the plans it is given; by default the
 // benchmark compiles the library's algorithms for each collective measured
 // (and for allreduce, which its barrier runs) for the rank count with `cclc
-// compile --emit=json --explain --protocol simple`, so that each plan carries
-// the size window where the cost model predicts it fastest for the protocol
-// host calls run, and the runtime chooses among them per call. The cclc, Gloo
+// compile --cpu --emit=json --explain`, so that each plan carries the size
+// window where the cost model predicts it fastest on this host's CPUs, and
+// the runtime chooses among them per call. The cclc, Gloo
 // and copy ranks are forked from this process; the MPI ranks are started by
 // mpirun running cclc-allreduce-bench-mpi.
 //
@@ -592,8 +592,9 @@ std::optional<std::vector<Figure>> runJob(const Job &J, const BenchConfig &Confi
 /// allreduce, which cclc's barrier runs, for the configured rank count,
 /// leaving out those that do not serve it (the power-of-two ones for 6
 /// ranks); each plan records the size window where the cost model predicts
-/// it fastest by the simple protocol, which host executors run every step
-/// by, and `--explain` prints as a "window:" line.
+/// it fastest on CPUs (`--cpu`: the host's costs, by the simple protocol
+/// host executors run every step by), and `--explain` prints as a "window:"
+/// line.
 void compileDefaultPlans(BenchConfig &Config, const std::vector<const Collective *> &Measured) {
   for (const CollectiveCalls &Entry : Calls) {
     bool Needed = std::strcmp(Entry.Collective, "allreduce") == 0 ||
@@ -607,7 +608,7 @@ void compileDefaultPlans(BenchConfig &Config, const std::vector<const Collective
       bool Ok = runCommand(
           {CCLC_COMPILER, "compile", std::string(CCLC_ALGORITHMS_DIR) + "/" + Algorithm + ".ccl",
            "--nranks", std::to_string(Config.NRanks), "--root", std::to_string(Root), "--emit=json",
-           "--explain", "--protocol", "simple", "--algorithms", CCLC_ALGORITHMS_DIR, "-o",
+           "--cpu", "--explain", "--algorithms", CCLC_ALGORITHMS_DIR, "-o",
            Plan.string()},
           [&](const std::string &Line) {
             if (Line.rfind("window:", 0) == 0)

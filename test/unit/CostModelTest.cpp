@@ -104,6 +104,39 @@ TEST(CostModel, LL128ServesNVLinkAtMostOfTheBandwidth) {
   EXPECT_EQ(Model.predict(chainBy(2, Protocol::LL128), {1024})[0].Proto, Protocol::LL128);
 }
 
+// On CPUs a message costs the host's latency and moves at its copy rate,
+// whatever protocol the step names (host executors send the simple way), and
+// a call costs the host's call latency, not a GPU launch.
+TEST(CostModel, OnCpusAMessageIsTheHostsLatencyPlusItsCopy) {
+  const CpuCosts Cpu;
+  CostModel Model(cpuTarget(2));
+  EXPECT_DOUBLE_EQ(Model.launchUs(), Cpu.CallUs);
+  const double Bytes = 1 << 20;
+  const double Expected = Cpu.CallUs + Cpu.MessageUs + Bytes / (Cpu.CopyGBs * 1e3);
+  EXPECT_NEAR(Model.simulate(chain(2), 1 << 20), Expected, 1e-9);
+  EXPECT_DOUBLE_EQ(Model.simulate(chainBy(2, Protocol::LL), 1024),
+                   Model.simulate(chain(2), 1024));
+  EXPECT_EQ(Model.links().link(0, 1).BwGBs, float(Cpu.CopyGBs));
+  EXPECT_EQ(Model.links().rankName(1), "rank 1");
+  EXPECT_EQ(cpuTarget(2).Description, "2 ranks on CPUs");
+}
+
+// A GPU reduces at its memory's speed, far above its links', so at 2 ranks
+// the butterfly's one exchange of the whole buffer ties with
+// halving-doubling's two of half of it at every size. A CPU reduces no
+// faster than it copies: the butterfly, which reduces the whole buffer,
+// loses from a few KiB on, and wins only where latency rules.
+TEST(CostModel, OnCpusReductionsCostAndHalvingDoublingWinsLargeMessages) {
+  Schedule Butterfly = test::librarySchedule("butterfly-allreduce", 2);
+  Schedule HalvingDoubling = test::librarySchedule("halving-doubling-allreduce", 2);
+  CostModel Gpu(flatTarget(2));
+  EXPECT_NEAR(Gpu.simulate(Butterfly, 16 << 20), Gpu.simulate(HalvingDoubling, 16 << 20),
+              0.01 * Gpu.simulate(Butterfly, 16 << 20));
+  CostModel Cpu(cpuTarget(2));
+  EXPECT_LT(Cpu.simulate(Butterfly, 64), Cpu.simulate(HalvingDoubling, 64));
+  EXPECT_LT(1.15 * Cpu.simulate(HalvingDoubling, 1 << 20), Cpu.simulate(Butterfly, 1 << 20));
+}
+
 TEST(CostModel, TwiceTheBytesTakeTwiceTheTimeWhenLarge) {
   CostModel Model(flatTarget(4));
   double One = Model.simulate(chain(4), GiB);
