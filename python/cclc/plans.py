@@ -7,6 +7,14 @@ the compiler shipped in this package: every algorithm that fits the size, with
 the size window where the cost model predicts it is the fastest (`--explain`),
 and collectives with a root compiled for every root. They are compiled once per
 size and kept under `$CCLC_CACHE_DIR` (default `~/.cache/cclc`).
+
+The windows depend on the tensors' memory. In memory the ranks map
+(`cclc.torch.use_mapped_memory`) a message moves in one memcpy and a reduction
+reads the peer's tensor where it lies, as the cost model's CPU costs (`--cpu`)
+price it. On the heap a large message takes a system call or two copies through
+the shared FIFO, which no cost model prices: there the GPU link model's windows
+are kept, as they match what was measured (at 2 ranks, in place, the butterfly
+beat halving-doubling from 1 MiB on the heap and lost to it in mapped memory).
 """
 import hashlib
 import json
@@ -24,18 +32,23 @@ ROOTED = {"broadcast", "reduce"}
 #: Above this size, rooted collectives are compiled for root 0 only; the
 #: runtime serves other roots with its built-in ring.
 MAX_ROOTED_RANKS = 64
-#: How every library plan is compiled: with the size window where the cost
-#: model predicts it is the fastest on CPUs (`--cpu`), since most of a group's
-#: calls run on the host: its messages cost a fraction of a microsecond, its
-#: reductions read memory as fast as its copies do, and its executors send
-#: every message the simple way (a GPU's links and LL's latency, predicted
-#: for a host, favour algorithms the host does not run faster). CUDA tensors
-#: run the same plans on the GPU.
-COMPILE_OPTIONS = ("--emit=json", "--explain", "--cpu")
+#: How the library's plans are compiled for heap tensors: with the size
+#: window where the cost model predicts it is the fastest by the simple
+#: protocol, since most of a group's calls run on the host, whose executors
+#: send every message the simple way (LL's lower latency is a GPU's; predicted
+#: for a host, it would favour algorithms of small messages that the host does
+#: not run faster). CUDA tensors run the same plans on the GPU.
+HEAP_OPTIONS = ("--emit=json", "--explain", "--protocol", "simple")
+#: How they are compiled where the process serves its tensors from mapped
+#: memory: priced as a CPU's (`--cpu`), whose reductions cost what its copies
+#: do, so that halving-doubling, which reduces half the buffer where the
+#: butterfly reduces all of it, serves from a few KiB.
+MAPPED_OPTIONS = ("--emit=json", "--explain", "--cpu")
 
 
-def plan_files(world_size: int) -> List[str]:
-    """The plan files for a group of world_size ranks, in load order."""
+def plan_files(world_size: int, mapped: bool = False) -> List[str]:
+    """The plan files for a group of world_size ranks, in load order; mapped
+    says whether the process serves its tensors from mapped memory."""
     directory = os.environ.get("CCLC_PLAN_DIR")
     if directory:
         files = sorted(Path(directory).glob("*.json"))
@@ -43,7 +56,7 @@ def plan_files(world_size: int) -> List[str]:
             raise RuntimeError(f"cclc: CCLC_PLAN_DIR={directory} holds no *.json plan; write "
                                "plans there with `cclc compile --emit=json` or unset it")
         return [str(f) for f in files]
-    return library_plans(world_size)
+    return library_plans(world_size, MAPPED_OPTIONS if mapped else HEAP_OPTIONS)
 
 
 def cache_root() -> Path:
@@ -54,7 +67,7 @@ def cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "cclc"
 
 
-def library_key() -> str:
+def library_key(options=HEAP_OPTIONS) -> str:
     """What the cached plans depend on besides the rank count: the package's
     version, its compiler (size and time of last change: a rebuilt or
     reinstalled compiler may compile differently under the same version), the
@@ -62,22 +75,22 @@ def library_key() -> str:
     digest = hashlib.sha256()
     compiler = COMPILER.stat()
     digest.update(f"{compiler.st_size}:{compiler.st_mtime_ns}".encode())
-    digest.update("\0".join(COMPILE_OPTIONS).encode())
+    digest.update("\0".join(options).encode())
     for source in sorted(ALGORITHMS.glob("*.ccl")):
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     return f"plans-{__version__}-{digest.hexdigest()[:16]}"
 
 
-def library_plans(world_size: int) -> List[str]:
-    """The library's algorithms compiled for world_size ranks, from the cache
-    or compiled into it now. Ranks that compile at once each write a private
+def library_plans(world_size: int, options=HEAP_OPTIONS) -> List[str]:
+    """The library's algorithms compiled for world_size ranks with options,
+    from the cache or compiled into it now. Ranks that compile at once each write a private
     directory and the first to finish publishes it; the plans are the same."""
-    final = cache_root() / library_key() / f"n{world_size}"
+    final = cache_root() / library_key(options) / f"n{world_size}"
     if not (final / "COMPLETE").exists():
         final.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".n{world_size}-", dir=final.parent))
         try:
-            compile_library(world_size, scratch)
+            compile_library(world_size, scratch, options)
             (scratch / "COMPLETE").write_text("")
             os.rename(scratch, final)
         except OSError:
@@ -88,13 +101,13 @@ def library_plans(world_size: int) -> List[str]:
     return sorted(str(f) for f in final.glob("*.json"))
 
 
-def compile_library(world_size: int, out: Path) -> None:
+def compile_library(world_size: int, out: Path, options) -> None:
     """Compiles every algorithm of the library that fits world_size into out;
     SKIPPED lists those that do not fit, with the compiler's reason."""
     skipped = []
     for source in sorted(ALGORITHMS.glob("*.ccl")):
         first = out / f"{source.stem}.json"
-        reason = compile_plan(source, world_size, 0, first)
+        reason = compile_plan(source, world_size, 0, first, options)
         if reason:
             skipped.append(f"{source.name}: {reason}")
             continue
@@ -102,16 +115,17 @@ def compile_library(world_size: int, out: Path) -> None:
             continue
         first.rename(out / f"{source.stem}.root0.json")
         for root in range(1, min(world_size, MAX_ROOTED_RANKS)):
-            reason = compile_plan(source, world_size, root, out / f"{source.stem}.root{root}.json")
+            reason = compile_plan(source, world_size, root, out / f"{source.stem}.root{root}.json",
+                                  options)
             if reason:
                 raise RuntimeError(f"cclc: compiling {source} for root {root}: {reason}")
     (out / "SKIPPED").write_text("".join(line + "\n" for line in skipped))
 
 
-def compile_plan(source: Path, world_size: int, root: int, output: Path) -> str:
-    """Compiles one plan; the compiler's diagnostics when it cannot."""
+def compile_plan(source: Path, world_size: int, root: int, output: Path, options) -> str:
+    """Compiles one plan with options; the compiler's diagnostics when it cannot."""
     command = [str(COMPILER), "compile", str(source), "--nranks", str(world_size),
-               "--root", str(root), *COMPILE_OPTIONS, "--algorithms", str(ALGORITHMS),
+               "--root", str(root), *options, "--algorithms", str(ALGORITHMS),
                "-o", str(output)]
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                           timeout=300)
