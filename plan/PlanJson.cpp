@@ -265,6 +265,17 @@ private:
     return true;
   }
 
+  /// An optional true or false; Out stays unset when the field is absent.
+  bool flag(const json &Obj, const FieldPath &P, const char *Name, std::optional<bool> &Out) {
+    const json *J = member(Obj, P, Name, false);
+    if (!J)
+      return true;
+    if (!J->is_boolean())
+      return fail(P.key(Name), "expected true or false, found " + describe(*J));
+    Out = J->get<bool>();
+    return true;
+  }
+
   bool string(const json &Obj, const FieldPath &P, const char *Name, std::string &Out,
               bool Required = true) {
     const json *J = member(Obj, P, Name, Required);
@@ -307,6 +318,9 @@ private:
   bool units(const json &Root, sched::Schedule &S);
   bool remap(const json &Root, sched::Schedule &S);
   bool sizes(const json &Root, PlanInfo &Info);
+  /// The kind of call the plan was chosen for (PlanInfo::InPlace,
+  /// PlanInfo::MappedBuffers).
+  bool calls(const json &Root, PlanInfo &Info);
   /// The "rotation" of a version 3 plan, into S.Rotated.
   bool rotation(const json &J, sched::Schedule &S);
   /// The links of every rank of a rotated plan, from rank 0's.
@@ -464,6 +478,11 @@ bool PlanReader::sizes(const json &Root, PlanInfo &Info) {
     return false;
   Info.MaxBytes = static_cast<uint64_t>(MaxValue);
   return true;
+}
+
+bool PlanReader::calls(const json &Root, PlanInfo &Info) {
+  return flag(Root, FieldPath(), "in_place", Info.InPlace) &&
+         flag(Root, FieldPath(), "mapped_buffers", Info.MappedBuffers);
 }
 
 bool PlanReader::slice(const json &Obj, const FieldPath &P, const char *Name,
@@ -733,9 +752,10 @@ std::optional<Plan> PlanReader::read(const json &Root) {
               {"format", "version", "generator", "source", "source_text", "target", "algorithm",
                "collective",
                "topology", "nranks", "nchannels", "chunks_per_channel", "root", "buffer_slots",
-               "buffer_units", "remap", "min_bytes", "max_bytes", "rotation", "ranks"}) ||
+               "buffer_units", "remap", "min_bytes", "max_bytes", "in_place", "mapped_buffers",
+               "rotation", "ranks"}) ||
       !header(Root, S, Result.Info) || !units(Root, S) || !remap(Root, S) ||
-      !sizes(Root, Result.Info))
+      !sizes(Root, Result.Info) || !calls(Root, Result.Info))
     return std::nullopt;
   if (const json *Rotation = member(Root, P, "rotation", false); Rotation && !rotation(*Rotation, S))
     return std::nullopt;
@@ -810,6 +830,10 @@ json scheduleToPlan(const sched::Schedule &S, const PlanInfo &Info) {
   J["remap"] = S.Remap;
   J["min_bytes"] = Info.MinBytes;
   J["max_bytes"] = Info.MaxBytes ? json(*Info.MaxBytes) : json(nullptr);
+  if (Info.InPlace)
+    J["in_place"] = *Info.InPlace;
+  if (Info.MappedBuffers)
+    J["mapped_buffers"] = *Info.MappedBuffers;
   json Ranks = json::array();
   for (size_t R = 0; R < S.Ranks.size(); ++R) {
     json Channels = json::array();

@@ -64,6 +64,13 @@ struct PlanInfo {
   /// bound when MaxBytes is empty. The cost model narrows the range.
   uint64_t MinBytes = 0;
   std::optional<uint64_t> MaxBytes;
+  /// The calls the plan was chosen for, where the fastest plan depends on
+  /// them as well as on the size: in place or not ("in_place"), and on
+  /// buffers the ranks of a host map (cclcMemAlloc) or not
+  /// ("mapped_buffers"). Unset serves either; the runtime prefers a plan
+  /// chosen for the call's kind.
+  std::optional<bool> InPlace;
+  std::optional<bool> MappedBuffers;
 };
 
 /// How much of a plan a reader expands.

@@ -57,6 +57,9 @@ struct CompileOptions {
   bool ProtocolGiven = false;
   /// --max-memory: the address space the compile may use (0: no budget).
   uint64_t MaxMemory = defaultMemoryBudget();
+  /// --calls and --buffers: the calls the plan is for (plan::PlanInfo).
+  std::optional<bool> InPlace;
+  std::optional<bool> MappedBuffers;
 };
 
 /// What --explain chose for the plan: the channels, chunk factor and
@@ -292,6 +295,8 @@ int compile(const CompileOptions &Opts, const CommonOptions &Common) {
   Info.SourceText = std::string(SM.getText(*Id));
   Info.Target = Target.Description;
   Info.Generator = generatorName();
+  Info.InPlace = Opts.InPlace;
+  Info.MappedBuffers = Opts.MappedBuffers;
   // The tables go to stdout unless the plan or schedule does: then to
   // stderr, so that what stdout carries stays one valid document.
   bool OutputOnStdout = !isKernelFormat(Opts.Emit) && Opts.Output == "-";
@@ -444,6 +449,16 @@ void addCompileCommand(CLI::App &App, const CommonOptions &Common, int &ExitCode
                                                         "'unlimited')";
           },
           "SIZE"));
+  Cmd->add_option_function<std::string>(
+         "--calls", [Opts](const std::string &Text) { Opts->InPlace = Text == "in-place"; },
+         "The calls the plan is for, which a runtime holding plans for both serves with it "
+         "(plan field in_place): in-place or out-of-place. Default: either")
+      ->check(CLI::IsMember({"in-place", "out-of-place"}));
+  Cmd->add_option_function<std::string>(
+         "--buffers", [Opts](const std::string &Text) { Opts->MappedBuffers = Text == "mapped"; },
+         "The host buffers the plan is for (plan field mapped_buffers): mapped, from "
+         "cclcMemAlloc, which the ranks of a host map, or unmapped. Default: either")
+      ->check(CLI::IsMember({"mapped", "unmapped"}));
   addTemplateOptions(*Cmd, Opts->Templates);
   Cmd->add_flag("--stats", Opts->Build.Pipeline.Stats,
                 "Print what every pass did, and how long reading the template library took, to "

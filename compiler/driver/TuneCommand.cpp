@@ -160,15 +160,37 @@ bool parsePerfTable(const std::string &Text, bool InPlace,
   return !Rows.empty();
 }
 
-/// The "collective" a JSON file in the output directory declares; empty
-/// when it is not a plan at all (a job loading the directory would refuse
-/// it, but that is not tune's to decide).
-std::string planCollective(const std::filesystem::path &File) {
+/// The calls a plan serves: its collective, and the kind of call it was
+/// chosen for (plan::PlanInfo), unset for either.
+struct PlanCalls {
+  std::string Collective;
+  std::optional<bool> InPlace;
+  std::optional<bool> MappedBuffers;
+
+  /// Whether a call could be served by both.
+  bool overlaps(const PlanCalls &Other) const {
+    auto Meet = [](std::optional<bool> A, std::optional<bool> B) { return !A || !B || *A == *B; };
+    return Collective == Other.Collective && Meet(InPlace, Other.InPlace) &&
+           Meet(MappedBuffers, Other.MappedBuffers);
+  }
+};
+
+/// What a JSON file in the output directory declares; no collective when
+/// it is not a plan at all (a job loading the directory would refuse it,
+/// but that is not tune's to decide).
+PlanCalls planCalls(const std::filesystem::path &File) {
   std::ifstream In(File);
   nlohmann::json Plan = nlohmann::json::parse(In, nullptr, /*allow_exceptions=*/false);
-  return Plan.is_object() && Plan.contains("collective") && Plan["collective"].is_string()
-             ? Plan["collective"].get<std::string>()
-             : std::string();
+  PlanCalls Calls;
+  if (!Plan.is_object())
+    return Calls;
+  if (Plan.contains("collective") && Plan["collective"].is_string())
+    Calls.Collective = Plan["collective"].get<std::string>();
+  if (Plan.contains("in_place") && Plan["in_place"].is_boolean())
+    Calls.InPlace = Plan["in_place"].get<bool>();
+  if (Plan.contains("mapped_buffers") && Plan["mapped_buffers"].is_boolean())
+    Calls.MappedBuffers = Plan["mapped_buffers"].get<bool>();
+  return Calls;
 }
 
 /// "ring_allreduce-x2", and "-ll128" after it for a protocol other than
@@ -204,6 +226,14 @@ private:
     return Opts.Gpu ? target::flatTarget(Opts.NRanks) : target::cpuTarget(Opts.NRanks);
   }
   bool writeWinners(const std::vector<cost::AlgorithmCurve> &Measured);
+  /// The calls the tuned plans serve: those measured. Buffers are host
+  /// buffers, mapped or not, unless the calls ran on the GPU. Only once
+  /// the collective's name has been checked.
+  PlanCalls tunedCalls() const {
+    return {std::string(plan::collectiveName(*plan::parseCollective(Opts.Collective))),
+            Opts.InPlace,
+            Opts.Gpu ? std::nullopt : std::optional<bool>(Opts.Registered == 1)};
+  }
   bool error(const std::string &Msg) {
     Diags.error(SourceLoc{}, Msg);
     return false;
@@ -363,7 +393,15 @@ bool Tuner::writeWinners(const std::vector<cost::AlgorithmCurve> &Measured) {
     plan::PlanInfo Info = C.Info;
     Info.MinBytes = Window.MinBytes;
     Info.MaxBytes = Window.MaxBytes;
-    std::string File = fileStem(C) + "-from-" + std::to_string(Window.MinBytes) + ".json";
+    // The plans say which calls they were measured on, so that plans tuned
+    // for other calls can share the directory, and a job's runtime serves
+    // each call with those of its kind.
+    const PlanCalls Calls = tunedCalls();
+    Info.InPlace = Calls.InPlace;
+    Info.MappedBuffers = Calls.MappedBuffers;
+    std::string File = fileStem(C) + (Opts.InPlace ? "-in-place" : "") +
+                       (Opts.Registered ? "-mapped" : "") + "-from-" +
+                       std::to_string(Window.MinBytes) + ".json";
     if (!writeFile((std::filesystem::path(Opts.Output) / File).string(),
                    plan::scheduleToPlan(C.Schedule, Info).dump(1), Diags))
       return false;
@@ -392,18 +430,19 @@ bool Tuner::run() {
     return error("--registered 1 measures host buffers from cclcMemAlloc; it does not go with "
                  "--gpu");
 
-  // Plans of this collective from an earlier tune would be loaded beside
-  // these and fight over the sizes: the directory must hold none. Other
-  // collectives' plans may share it, so one directory serves a whole job.
+  // Plans of this collective from an earlier tune for the same calls would
+  // be loaded beside these and fight over the sizes: the directory must hold
+  // none. Other collectives' plans, and this one's for other calls (in
+  // place, on mapped buffers), may share it, so one directory serves a job.
   std::error_code Error;
   std::filesystem::create_directories(Opts.Output, Error);
   if (Error)
     return error("cannot make directory " + Opts.Output + ": " + Error.message());
   for (const auto &Entry : std::filesystem::directory_iterator(Opts.Output, Error)) {
     if (Entry.path().extension() != ".json" ||
-        planCollective(Entry.path()) != plan::collectiveName(*Collective))
+        !planCalls(Entry.path()).overlaps(tunedCalls()))
       continue;
-    return error(Opts.Output + " already holds " + Opts.Collective + " plans (" +
+    return error(Opts.Output + " already holds " + Opts.Collective + " plans for such calls (" +
                  Entry.path().filename().string() +
                  "); a job would load them beside the tuned ones: remove them or name another "
                  "directory");

@@ -26,10 +26,6 @@ import torch.distributed as dist
 
 from . import _C, plans
 
-#: Whether use_mapped_memory serves large tensors: the groups made then load
-#: plans priced for mapped memory (cclc.plans).
-_mapped = False
-
 #: What the user set before the first group; other settings are the group's.
 _USER_SET = {name for name in ("CCLC_TIMEOUT_MS", "CCLC_SOCKET_IFNAME", "CCLC_WAIT_YIELD")
              if name in os.environ}
@@ -61,7 +57,7 @@ def _create_backend(store, rank: int, size: int, timeout: timedelta):
         os.environ["CCLC_SOCKET_IFNAME"] = "=lo"
     if "CCLC_WAIT_YIELD" not in _USER_SET:
         os.environ["CCLC_WAIT_YIELD"] = "1"
-    return _C.create_backend(store, rank, size, timeout, plans.plan_files(size, _mapped))
+    return _C.create_backend(store, rank, size, timeout, plans.plan_files(size))
 
 
 def use_mapped_memory(min_bytes=1 << 20, cache_bytes=1 << 30):
@@ -81,13 +77,8 @@ def use_mapped_memory(min_bytes=1 << 20, cache_bytes=1 << 30):
     a training step the page faults of its fresh gradients. The memory is shared:
     a process forked after a tensor was made shares that tensor with its parent,
     as after Tensor.share_memory_(). min_bytes=None stops serving new tensors.
-
-    Process groups made from then on load plans whose size windows were chosen
-    for mapped memory (cclc.plans): call it before init_process_group too.
     """
-    global _mapped
     _C.use_mapped_memory(0 if min_bytes is None else max(1, int(min_bytes)), int(cache_bytes))
-    _mapped = min_bytes is not None
 
 
 def mapped_memory_stats():

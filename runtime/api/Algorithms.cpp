@@ -78,6 +78,11 @@ std::string planTag(const std::string &Name, uint64_t Identity) {
 
 uint64_t Request::bytes() const { return uint64_t(Count) * plan::dtypeBytes(Type); }
 
+int Algorithm::fit(const Request &R) const {
+  auto Score = [](std::optional<bool> Chosen, bool Is) { return !Chosen ? 0 : *Chosen == Is ? 1 : -2; };
+  return Score(ForInPlace, R.InPlace) + Score(ForMapped, R.Mapped);
+}
+
 bool Algorithm::holds(uint64_t Bytes) const {
   return Bytes >= MinBytes && (!MaxBytes || Bytes <= *MaxBytes);
 }
@@ -123,6 +128,8 @@ std::string Algorithm::describe(Target Where) const {
   return Name + " (" + Origin + ", " + executorName(Kind, Where) + ", " +
          std::to_string(Shape.Grid.NChannels) + " channel" +
          (Shape.Grid.NChannels == 1 ? "" : "s") +
+         (ForInPlace ? *ForInPlace ? ", in-place calls" : ", out-of-place calls" : "") +
+         (ForMapped ? *ForMapped ? ", mapped buffers" : ", unmapped buffers" : "") +
          (Lines != sched::Protocol::Simple && Where == Target::Gpu ? ", " + protocolLabel(Lines)
                                                                   : "") +
          ", sizes " + Window + ")";
@@ -131,7 +138,10 @@ std::string Algorithm::describe(Target Where) const {
 AlgorithmTable::AlgorithmTable(int Rank, int NRanks)
     : Rank(Rank), NRanks(NRanks), Info(debugInfoFromEnvironment()) {}
 
-void AlgorithmTable::add(Algorithm A) { Loaded.push_back(identified(std::move(A))); }
+void AlgorithmTable::add(Algorithm A) {
+  AsksMapped |= A.ForMapped.has_value();
+  Loaded.push_back(identified(std::move(A)));
+}
 
 const Algorithm *AlgorithmTable::withIdentity(uint64_t Identity) const {
   for (const Algorithm &A : Loaded)
@@ -153,6 +163,8 @@ const Algorithm *AlgorithmTable::best(const Request &R) const {
     else if (A.Kind != Best->Kind)
       // The kinds of generated kernel never serve the same target.
       Best = A.Kind != Algorithm::Executor::Interpreter ? &A : Best;
+    else if (A.fit(R) != Best->fit(R))
+      Best = A.fit(R) > Best->fit(R) ? &A : Best;
     else if (windowWidth(A) < windowWidth(*Best))
       Best = &A;
   }

@@ -6,10 +6,14 @@
 // for a window of message sizes; a call takes the algorithm whose window
 // holds its size and that can run where the call runs (host kernels never
 // serve a GPU call, CUDA kernels never a host call), preferring a generated
-// kernel to the interpreter (same results, less dispatch), then the
-// narrowest window (the most specific tuning), then the first loaded. Every
-// rank loads the same algorithms in the same order, so every rank chooses
-// alike.
+// kernel to the interpreter (same results, less dispatch), then the plan
+// chosen for the call's kind (in place or not, on mapped buffers or not:
+// plan::PlanInfo, where the fastest plan depends on the call as well as its
+// size; Algorithm::fit), then the narrowest window (the most specific
+// tuning), then the first loaded. A plan chosen for another kind of call
+// still serves where nothing fits better. Every rank loads the same
+// algorithms in the same order and makes calls of the same kind, so every
+// rank chooses alike.
 //
 // When nothing loaded serves a call, the communicator falls back on the
 // library's ring algorithm (Fallback.h) and says so on stderr, always: a
@@ -61,6 +65,11 @@ struct Request {
   host::DType Type = host::DType::F32;
   host::RedOp Op = host::RedOp::Sum;
   Target Where = Target::Host;
+  /// Whether the call runs in place (NCCL's meaning: the output is the
+  /// input, or holds it at the rank's block), and on host buffers the ranks
+  /// map (cclcMemAlloc's); asked of algorithms chosen for such calls.
+  bool InPlace = false;
+  bool Mapped = false;
   /// Count elements of Type: what size windows are measured in.
   uint64_t bytes() const;
 };
@@ -126,6 +135,10 @@ struct Algorithm {
   int32_t Root = 0;
   uint64_t MinBytes = 0;
   std::optional<uint64_t> MaxBytes;
+  /// The calls it was chosen for (plan::PlanInfo::InPlace, MappedBuffers);
+  /// unset for either.
+  std::optional<bool> ForInPlace;
+  std::optional<bool> ForMapped;
   exec::ScheduleShape Shape;
   Executor Kind = Executor::Interpreter;
   /// Whether this rank's program runs an in-place call on the caller's
@@ -151,6 +164,11 @@ struct Algorithm {
 
   /// True when the window holds Bytes.
   bool holds(uint64_t Bytes) const;
+  /// How well the kind of call it was chosen for fits R's: 1 for each kind
+  /// R is of (in place or not, on mapped buffers or not), -2 for each it is
+  /// not, 0 for what it was not chosen for. A plan chosen for R's kind beats
+  /// one chosen for any call, which beats one chosen for another kind.
+  int fit(const Request &R) const;
   /// The kernel for R's type and operator (any operator for collectives
   /// that do not reduce); null when there is none.
   host::KernelFn kernelFor(const Request &R) const;
@@ -186,6 +204,9 @@ public:
   }
 
   const std::deque<Algorithm> &loaded() const { return Loaded; }
+  /// Whether a loaded algorithm was chosen for mapped or unmapped buffers:
+  /// only then does a call ask which its buffers are.
+  bool asksMapped() const { return AsksMapped; }
   /// Whether a loaded algorithm serves R (no fallback is made).
   bool servesLoaded(const Request &R) const { return best(R) != nullptr; }
   /// The loaded or fallback algorithm of identity Identity; null when none
@@ -202,6 +223,7 @@ private:
   /// Stable addresses: choose() hands out references, which the GPU
   /// executor keys its per-algorithm state on.
   std::deque<Algorithm> Loaded;
+  bool AsksMapped = false;
   std::map<std::tuple<plan::CollectiveKind, int32_t, Target>, Algorithm> Fallbacks;
   /// The algorithms (Loaded's or Fallbacks', whose addresses are stable)
   /// and targets already logged.

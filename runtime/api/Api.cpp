@@ -103,7 +103,7 @@ cclcResult_t issue(cclcComm_t Comm, cclcStream_t Stream, PeerOp::Kind What, int 
         R.Collective = CollectiveKind::AllToAll;
         R.Count = Count;
         R.Type = Op.Type;
-        if (Comm->runsLoadedOnHost(R))
+        if (Comm->runsLoadedOnHost(R, Send, Recv))
           return Comm->collective(R, Send, Recv, Stream);
       }
       return Comm->pointToPoint({&Op, 1});

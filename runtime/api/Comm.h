@@ -81,10 +81,14 @@ public:
   /// the GPU, enqueued on Stream, when Stream is not null or the buffers are
   /// device memory, and on the host otherwise (R.Where is ignored).
   void collective(const Request &R, const void *Send, void *Recv, void *Stream);
-  /// Whether a loaded plan or registered kernel runs R on the host: an
-  /// alltoall runs as a collective then, and over point-to-point messages
-  /// otherwise. Every rank loads alike, so every rank decides alike.
-  bool runsLoadedOnHost(Request R);
+  /// Whether a loaded plan or registered kernel runs R on the host buffers
+  /// Send and Recv: an alltoall runs as a collective then, and over
+  /// point-to-point messages otherwise. Every rank loads alike, so every
+  /// rank decides alike.
+  bool runsLoadedOnHost(Request R, const void *Send, const void *Recv);
+  /// Sets the kind of call R is on Send and Recv (Request::InPlace,
+  /// Request::Mapped), which algorithms may be chosen for.
+  void setCallKind(Request &R, const void *Send, const void *Recv) const;
 
   // Point-to-point (PointToPoint.cpp). Not collective: only the ranks a
   // call names take part, connecting at a pair's first message.

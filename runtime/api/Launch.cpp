@@ -23,6 +23,7 @@
 #include "runtime/api/Types.h"
 
 #include "runtime/net/Socket.h"
+#include "runtime/transport/shm/SharedBuffers.h"
 
 #include <cstring>
 #include <functional>
@@ -44,6 +45,31 @@ Uses usesOf(const Request &R, int Rank) {
   bool IsRoot = Rank == R.Root;
   return {R.Collective != plan::CollectiveKind::Broadcast || IsRoot,
           R.Collective != plan::CollectiveKind::Reduce || IsRoot};
+}
+
+/// Whether R on Rank runs in place as NCCL means it: the output is the input,
+/// or, where one is a rank's block of the other, holds it at Rank's block.
+bool inPlaceCall(const Request &R, int Rank, const void *Send, const void *Recv) {
+  const size_t Block = R.Count * plan::dtypeBytes(R.Type) * size_t(Rank);
+  const auto *In = static_cast<const std::byte *>(Send);
+  const auto *Out = static_cast<const std::byte *>(Recv);
+  switch (R.Collective) {
+  case plan::CollectiveKind::AllGather: return In == Out + Block;
+  case plan::CollectiveKind::ReduceScatter: return Out == In + Block;
+  default: return In == Out;
+  }
+}
+
+/// Whether the buffers R uses on Rank, Send and Recv, all lie in memory
+/// from cclcMemAlloc, which the ranks of the host map.
+bool mappedCall(const Request &R, int Rank, int NRanks, const void *Send, const void *Recv) {
+  const Uses U = usesOf(R, Rank);
+  const sched::BufferUnits Units = sched::bufferUnits(R.Collective, NRanks);
+  const size_t Unit = R.Count * plan::dtypeBytes(R.Type);
+  const net::SharedBuffers &Mapped = net::SharedBuffers::process();
+  host::SharedSpan Span;
+  const host::Run In{Send, Unit * size_t(Units.Input)}, Out{Recv, Unit * size_t(Units.Output)};
+  return (!U.Send || Mapped.find({&In, 1}, Span)) && (!U.Recv || Mapped.find({&Out, 1}, Span));
 }
 
 /// Copies Bytes from Src to Dst, in the order of the call's other work.
@@ -106,9 +132,17 @@ std::optional<Request> requestOf(const kern::CallStamp &S) {
 
 } // namespace
 
-bool Communicator::runsLoadedOnHost(Request R) {
+void Communicator::setCallKind(Request &R, const void *Send, const void *Recv) const {
+  R.InPlace = inPlaceCall(R, Rank, Send, Recv);
+  // A lookup under the buffers' lock, made only where a plan asks.
+  R.Mapped = R.Where == Target::Host && Table.asksMapped() &&
+             mappedCall(R, Rank, NRanks, Send, Recv);
+}
+
+bool Communicator::runsLoadedOnHost(Request R, const void *Send, const void *Recv) {
   std::lock_guard<std::mutex> Guard(CallLock);
   R.Where = Target::Host;
+  setCallKind(R, Send, Recv);
   return Table.servesLoaded(R);
 }
 
@@ -145,6 +179,7 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   R.Where = Stream || anyDeviceMemory({U.Send ? Send : nullptr, U.Recv ? Recv : nullptr})
                 ? Target::Gpu
                 : Target::Host;
+  setCallKind(R, Send, Recv);
   // Refusals leave the communicator working: nothing was sent or enqueued.
   GpuContext *G = nullptr;
   if (R.Where == Target::Gpu) {

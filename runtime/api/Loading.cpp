@@ -155,6 +155,8 @@ Algorithm Communicator::interpreted(plan::Plan P, std::string Origin, bool Conne
   A.Root = S.Root;
   A.MinBytes = P.Info.MinBytes;
   A.MaxBytes = P.Info.MaxBytes;
+  A.ForInPlace = P.Info.InPlace;
+  A.ForMapped = P.Info.MappedBuffers;
   A.Kind = Algorithm::Executor::Interpreter;
   A.Links = std::move(P.Links);
   A.InPlace = plan::runsInPlace(S, Rank);

@@ -9,9 +9,11 @@
 // cclc runs through its C API with the plans it is given; by default the
 // benchmark compiles the library's algorithms for each collective measured
 // (and for allreduce, which its barrier runs) for the rank count with `cclc
-// compile --cpu --emit=json --explain`, so that each plan carries the size
-// window where the cost model predicts it fastest on this host's CPUs, and
-// the runtime chooses among them per call. The cclc, Gloo
+// compile --emit=json --explain`, so that each plan carries the size window
+// where the cost model predicts it fastest, and the runtime chooses among
+// them per call: priced as CPUs (`--cpu`) for cclcMemAlloc's buffers, whose
+// messages move in one memcpy, and by the simple protocol on the GPU link
+// model for the heap's, as the PyTorch backend's plans are (python/cclc/plans.py). The cclc, Gloo
 // and copy ranks are forked from this process; the MPI ranks are started by
 // mpirun running cclc-allreduce-bench-mpi.
 //
@@ -592,9 +594,11 @@ std::optional<std::vector<Figure>> runJob(const Job &J, const BenchConfig &Confi
 /// allreduce, which cclc's barrier runs, for the configured rank count,
 /// leaving out those that do not serve it (the power-of-two ones for 6
 /// ranks); each plan records the size window where the cost model predicts
-/// it fastest on CPUs (`--cpu`: the host's costs, by the simple protocol
-/// host executors run every step by), and `--explain` prints as a "window:"
-/// line.
+/// it fastest, and `--explain` prints as a "window:" line. For cclcMemAlloc's
+/// buffers the model prices CPUs (`--cpu`); for the heap's, whose large
+/// messages take a system call or two copies, which no model prices, the GPU
+/// link model by the simple protocol host executors run, whose windows match
+/// what was measured there.
 void compileDefaultPlans(BenchConfig &Config, const std::vector<const Collective *> &Measured) {
   for (const CollectiveCalls &Entry : Calls) {
     bool Needed = std::strcmp(Entry.Collective, "allreduce") == 0 ||
@@ -608,7 +612,8 @@ void compileDefaultPlans(BenchConfig &Config, const std::vector<const Collective
       bool Ok = runCommand(
           {CCLC_COMPILER, "compile", std::string(CCLC_ALGORITHMS_DIR) + "/" + Algorithm + ".ccl",
            "--nranks", std::to_string(Config.NRanks), "--root", std::to_string(Root), "--emit=json",
-           "--cpu", "--explain", "--algorithms", CCLC_ALGORITHMS_DIR, "-o",
+           Config.Registered ? "--cpu" : "--protocol=simple", "--buffers",
+           Config.Registered ? "mapped" : "unmapped", "--explain", "--algorithms", CCLC_ALGORITHMS_DIR, "-o",
            Plan.string()},
           [&](const std::string &Line) {
             if (Line.rfind("window:", 0) == 0)

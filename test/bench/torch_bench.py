@@ -11,8 +11,7 @@ each joins a gloo group and a cclc group over the same ranks and times
     and the same step without DDP ("local"): the part of the step that no
     backend can speed up.
 Both are timed again with the tensors in memory the ranks map
-(cclc.torch.use_mapped_memory), on a cclc group made while it serves tensors,
-which loads the plans chosen for such memory: the all_reduce ("cclc mapped"), and
+(cclc.torch.use_mapped_memory): the all_reduce on cclc ("cclc mapped"), and
 the whole DDP comparison with that allocator serving every large tensor of
 the process, gloo's and the local step's too, so that all three gain alike
 from its reuse of freed buffers.
@@ -175,18 +174,12 @@ def rank_main(args):
         cuda_main(args, world, dist, torch)
         return
     groups = {"gloo": dist.group.WORLD, "cclc": dist.new_group(backend="cclc")}
-    # A group made while the allocator serves tensors loads the plans chosen
-    # for mapped memory (cclc.plans).
-    cclc.torch.use_mapped_memory()
-    mapped_group = dist.new_group(backend="cclc")
-    cclc.torch.use_mapped_memory(None)
     variants = {"gloo": (groups["gloo"], False), "cclc": (groups["cclc"], False),
-                "cclc mapped": (mapped_group, True)}
+                "cclc mapped": (groups["cclc"], True)}
     rows = allreduce_table(variants, args.rounds, dist, torch)
     ddp, params = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
     cclc.torch.use_mapped_memory()
-    ddp_mapped, _ = ddp_step_times({"gloo": groups["gloo"], "cclc": mapped_group}, args.rounds,
-                                   args.ddp_steps, dist, torch)
+    ddp_mapped, _ = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
     if dist.get_rank() == 0:
         print(f"\n# torch.distributed all_reduce (float32, SUM), {world} ranks; "
               f"time per call in us, median of {args.rounds} rounds")

@@ -1,7 +1,6 @@
 """cclc.torch.use_mapped_memory: CPU tensors in memory the ranks of a host map."""
 import pytest
 
-import cclc.plans
 from conftest import run_job
 
 DTYPES = ("f32", "f64", "bf16", "i32", "i64")
@@ -31,13 +30,13 @@ def test_allocator(tmp_path):
 def test_collectives_on_mapped_tensors(tmp_path, world):
     job = run_job("mapped.py", world, tmp_path, env={"CCLC_DEBUG": "INFO"})
     assert job.codes == [0] * world, job.describe()
-    # The group loaded the plans priced for mapped memory (cclc compile --cpu):
-    # at 2 ranks halving-doubling serves the 280 KB all_reduce that the
-    # heap's plans give the butterfly.
-    cached = tmp_path.parent / "cache" / cclc.plans.library_key(cclc.plans.MAPPED_OPTIONS)
-    assert (cached / f"n{world}" / "COMPLETE").exists()
+    # Calls on mapped tensors ran the plans chosen for mapped buffers (cclc
+    # compile --cpu): at 2 ranks halving-doubling serves the 280 KB all_reduce
+    # that the heap's plans give the butterfly.
     if world == 2:
-        assert "runs halving_doubling_allreduce" in job.logs[0], job.logs[0]
+        assert "runs halving_doubling_allreduce (plan " in job.logs[0], job.logs[0]
+        assert "halving-doubling-allreduce.mapped.json, plan interpreter, 1 channel, mapped " \
+            "buffers" in job.logs[0], job.logs[0]
     for rank, result in enumerate(job.results):
         cases = result["cases"]
         for d in DTYPES:

@@ -21,9 +21,15 @@ def test_library_plans_serve_every_call(tmp_path):
     assert "runs binomial_reduce" in log, log
     cached = tmp_path / "cache" / cclc.plans.library_key() / "n4"
     assert (cached / "COMPLETE").exists()
+    # Every algorithm twice, for mapped and unmapped buffers; those with a
+    # root once per root.
+    assert (cached / "ring-allreduce.mapped.json").exists()
+    assert (cached / "ring-allreduce.unmapped.json").exists()
     for rooted in ("binomial-broadcast", "ring-broadcast", "binomial-reduce", "ring-reduce"):
-        assert {p.name for p in cached.glob(f"{rooted}.root*.json")} == \
-            {f"{rooted}.root{r}.json" for r in range(4)}
+        assert {p.name for p in cached.glob(f"{rooted}.*.root*.json")} == \
+            {f"{rooted}.{kind}.root{r}.json" for kind in ("mapped", "unmapped") for r in range(4)}
+    # The calls on heap tensors ran the plans chosen for unmapped buffers.
+    assert ".mapped." not in log, log
 
 
 def test_plans_that_do_not_fit_are_skipped(tmp_path):

@@ -376,6 +376,40 @@ TEST_F(Choice, EachTargetRunsOnlyItsOwnKernels) {
   EXPECT_EQ(chooseOnGpu(1 << 20, host::DType::F64), "fallback");
 }
 
+// A plan chosen for a kind of call (in place or not, mapped buffers or not)
+// serves calls of that kind before one chosen for any call, whatever their
+// windows, and calls of another kind only where nothing else serves.
+TEST_F(Choice, PlansChosenForTheCallsKindWin) {
+  auto Chosen = [&](const char *Name, std::optional<bool> InPlace, std::optional<bool> Mapped,
+                    std::optional<size_t> Max = std::nullopt) {
+    runtime::Algorithm A = algorithm(Name, 0, Max);
+    A.ForInPlace = InPlace;
+    A.ForMapped = Mapped;
+    return A;
+  };
+  auto Kind = [&](size_t Count, bool InPlace, bool Mapped) {
+    runtime::Request R;
+    R.Count = Count;
+    R.InPlace = InPlace;
+    R.Mapped = Mapped;
+    return Table.choose(R, [&] { return algorithm("fallback", 0, std::nullopt); }).Name;
+  };
+  Table.add(Chosen("any call", std::nullopt, std::nullopt, 4096));
+  Table.add(Chosen("in place", true, std::nullopt));
+  Table.add(Chosen("in place, mapped", true, true));
+  Table.add(Chosen("out of place, unmapped", false, false, 1 << 20));
+  EXPECT_TRUE(Table.asksMapped());
+  EXPECT_EQ(Kind(8, true, true), "in place, mapped");
+  EXPECT_EQ(Kind(8, true, false), "in place");
+  EXPECT_EQ(Kind(8, false, false), "out of place, unmapped");
+  // Out of place on mapped buffers: one kind fits and one does not, so the
+  // plan chosen for any call wins while its window holds the size; past it,
+  // the best of the others.
+  EXPECT_EQ(Kind(8, false, true), "any call");
+  EXPECT_EQ(Kind(1 << 16, false, true), "out of place, unmapped");
+  EXPECT_EQ(Kind(1 << 20, false, true), "in place, mapped");
+}
+
 TEST_F(Choice, NothingFittingFallsBackLoudly) {
   Table.add(algorithm("small", 0, 64));
   ::testing::internal::CaptureStderr();
