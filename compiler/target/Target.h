@@ -32,16 +32,23 @@ struct TreeChannel {
 /// local reduction as free (a GPU's memory outruns its links); on a CPU a
 /// message costs a fraction of a microsecond and a reduction reads memory
 /// at the rate a copy does, so which algorithm wins at a size changes. The
-/// defaults are cclc-perf's figures for 2 ranks on their own cores of an
-/// x86 host, on cclcMemAlloc's buffers: a 4-byte ring allreduce (a call and
-/// two messages), and the butterfly against halving-doubling from 1 MiB
+/// defaults come from cclc-perf and the collective benchmark at 2 and 4
+/// ranks of a 2-core x86 host, on cclcMemAlloc's buffers: the copy and
+/// reduction rates from the butterfly against halving-doubling from 1 MiB
 /// (one reduction of the whole buffer against one of half of it, with as
-/// many bytes copied).
+/// many bytes copied), the latencies from the smallest calls and from where
+/// the two algorithms cross.
 struct CpuCosts {
   /// A call's fixed cost: argument checks, the choice of plan, dispatch.
   double CallUs = 0.2;
-  /// A message's latency: posting it, and its lines moving between cores.
-  double MessageUs = 0.4;
+  /// A message's latency: posting it, its lines moving between cores, and
+  /// its receiver's wait for it. A message of a few bytes alone costs
+  /// 0.3-0.4 us, but a step of a few KiB waits longer for its peer (an
+  /// offer of its buffer, more lines, a rank sharing the core), and 1 us
+  /// puts the crossover of the butterfly and halving-doubling at 4-16 KiB
+  /// where 0.4 put it at 4 KiB; measured, the butterfly stays faster to
+  /// 16 KiB at 2 and 4 ranks.
+  double MessageUs = 1.0;
   /// How fast a message moves into its receiver's buffer, in GB/s.
   double CopyGBs = 10;
   /// How fast a rank combines a received message into its output, in GB/s

@@ -88,7 +88,7 @@ public:
   bool runsLoadedOnHost(Request R, const void *Send, const void *Recv);
   /// Sets the kind of call R is on Send and Recv (Request::InPlace,
   /// Request::Mapped), which algorithms may be chosen for.
-  void setCallKind(Request &R, const void *Send, const void *Recv) const;
+  void setCallKind(Request &R, const void *Send, const void *Recv);
 
   // Point-to-point (PointToPoint.cpp). Not collective: only the ranks a
   // call names take part, connecting at a pair's first message.
@@ -190,6 +190,24 @@ private:
   uint64_t Calls = 0;
   /// Held by every call, so that abort() knows when none is running.
   std::mutex CallLock;
+  /// The buffers of the last call that asked whether its buffers were
+  /// mapped, and the answer, while cclcMemAlloc has neither allocated nor
+  /// freed since (SharedBuffers::changes()): a stream of calls on the same
+  /// buffers takes the buffers' lock once, not per call.
+  struct MappedMemo {
+    const void *Send = nullptr;
+    const void *Recv = nullptr;
+    size_t Count = 0;
+    host::DType Type = host::DType::F32;
+    plan::CollectiveKind Collective = plan::CollectiveKind::AllReduce;
+    int32_t Root = 0;
+    uint64_t Changes = ~uint64_t(0);
+    bool Mapped = false;
+  };
+  MappedMemo LastBuffers;
+  /// Whether every buffer R uses on this rank, Send and Recv, lies in
+  /// cclcMemAlloc's memory, which the ranks of the host map.
+  bool mappedCall(const Request &R, const void *Send, const void *Recv);
   /// Guards Gpu's creation against abort() from another thread.
   std::mutex GpuLock;
   /// A send (of From) or receive (into To) of a point-to-point call.

@@ -60,17 +60,26 @@ bool inPlaceCall(const Request &R, int Rank, const void *Send, const void *Recv)
   }
 }
 
-/// Whether the buffers R uses on Rank, Send and Recv, all lie in memory
-/// from cclcMemAlloc, which the ranks of the host map.
-bool mappedCall(const Request &R, int Rank, int NRanks, const void *Send, const void *Recv) {
+} // namespace
+
+bool Communicator::mappedCall(const Request &R, const void *Send, const void *Recv) {
+  const net::SharedBuffers &Mapped = net::SharedBuffers::process();
+  const uint64_t Changes = Mapped.changes();
+  MappedMemo &M = LastBuffers;
+  if (M.Changes == Changes && M.Send == Send && M.Recv == Recv && M.Count == R.Count &&
+      M.Type == R.Type && M.Collective == R.Collective && M.Root == R.Root)
+    return M.Mapped;
   const Uses U = usesOf(R, Rank);
   const sched::BufferUnits Units = sched::bufferUnits(R.Collective, NRanks);
   const size_t Unit = R.Count * plan::dtypeBytes(R.Type);
-  const net::SharedBuffers &Mapped = net::SharedBuffers::process();
-  host::SharedSpan Span;
   const host::Run In{Send, Unit * size_t(Units.Input)}, Out{Recv, Unit * size_t(Units.Output)};
-  return (!U.Send || Mapped.find({&In, 1}, Span)) && (!U.Recv || Mapped.find({&Out, 1}, Span));
+  host::SharedSpan Span;
+  M = {Send, Recv, R.Count, R.Type, R.Collective, R.Root, Changes,
+       (!U.Send || Mapped.find({&In, 1}, Span)) && (!U.Recv || Mapped.find({&Out, 1}, Span))};
+  return M.Mapped;
 }
+
+namespace {
 
 /// Copies Bytes from Src to Dst, in the order of the call's other work.
 using CopyAside = std::function<void(void *Dst, const void *Src, size_t Bytes)>;
@@ -132,11 +141,10 @@ std::optional<Request> requestOf(const kern::CallStamp &S) {
 
 } // namespace
 
-void Communicator::setCallKind(Request &R, const void *Send, const void *Recv) const {
+void Communicator::setCallKind(Request &R, const void *Send, const void *Recv) {
   R.InPlace = inPlaceCall(R, Rank, Send, Recv);
-  // A lookup under the buffers' lock, made only where a plan asks.
-  R.Mapped = R.Where == Target::Host && Table.asksMapped() &&
-             mappedCall(R, Rank, NRanks, Send, Recv);
+  // Asked only where a plan was chosen for mapped or unmapped buffers.
+  R.Mapped = R.Where == Target::Host && Table.asksMapped() && mappedCall(R, Send, Recv);
 }
 
 bool Communicator::runsLoadedOnHost(Request R, const void *Send, const void *Recv) {

@@ -63,6 +63,7 @@ void *SharedBuffers::allocate(size_t Bytes) {
                    std::strerror(Err));
   }
   Buffers[uintptr_t(Base)] = {Id, Fd, Bytes};
+  Changes.fetch_add(1, std::memory_order_release);
   return Base;
 }
 
@@ -71,6 +72,7 @@ bool SharedBuffers::release(void *Ptr) {
   auto It = Buffers.find(uintptr_t(Ptr));
   if (It == Buffers.end())
     return false;
+  Changes.fetch_add(1, std::memory_order_release);
   ::munmap(Ptr, It->second.Bytes);
   ::close(It->second.Fd);
   Buffers.erase(It);

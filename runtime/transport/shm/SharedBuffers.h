@@ -28,6 +28,7 @@
 
 #include "host/Connection.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -55,6 +56,10 @@ public:
   bool owns(const void *Ptr) const;
   /// The buffer holding every run of Runs, if one does.
   bool find(std::span<const host::Run> Runs, host::SharedSpan &Span) const override;
+  /// How many buffers have been allocated and freed so far: while it stays,
+  /// what find() answered stays true, so callers may keep the answer
+  /// without taking the lock again.
+  uint64_t changes() const { return Changes.load(std::memory_order_acquire); }
   /// This process's descriptor of its probe, a memory file a sender
   /// fetches to learn whether it can map this process's buffers; -1 where
   /// the system has no memory files.
@@ -71,6 +76,7 @@ private:
   mutable std::mutex Lock;
   /// By the address where this process maps them.
   std::map<uintptr_t, Buffer> Buffers;
+  std::atomic<uint64_t> Changes{0};
   uint64_t NextId = 1;
   int Probe = -2; ///< -2: not made yet.
 };
