@@ -45,9 +45,9 @@ struct CpuCosts {
   /// its receiver's wait for it. A message of a few bytes alone costs
   /// 0.3-0.4 us, but a step of a few KiB waits longer for its peer (an
   /// offer of its buffer, more lines, a rank sharing the core), and 1 us
-  /// puts the crossover of the butterfly and halving-doubling at 4-16 KiB
-  /// where 0.4 put it at 4 KiB; measured, the butterfly stays faster to
-  /// 16 KiB at 2 and 4 ranks.
+  /// starts halving-doubling's window over the butterfly at 16 KiB, where
+  /// 0.4 started it at 4 KiB; measured, the butterfly is faster up to
+  /// 16 KiB at 2 and 4 ranks, and the two tie at 64 KiB.
   double MessageUs = 1.0;
   /// How fast a message moves into its receiver's buffer, in GB/s.
   double CopyGBs = 10;
