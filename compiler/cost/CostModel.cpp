@@ -311,7 +311,8 @@ Simulation::Simulation(const SimProgram &P, int32_t Factor,
           Cost.Open && !Protocols.empty() ? Protocols[Column / Sizes.size()] : Cost.Proto;
       double Message = Cost.Chunks * Scale * ChunkBytes[Column];
       // A host executor sends every message the simple way.
-      sched::Protocol Used = Cpu ? sched::Protocol::Simple : protocolUsed(Cost.Path, Proto, Message);
+      sched::Protocol Used =
+          Cpu ? sched::Protocol::Simple : protocolUsed(Cost.Path, Proto, Message);
       SendTimes.push_back((Cpu ? Cpu->MessageUs : linkLatencyUs(Cost.Path, Used)) +
                           Message / (Cost.Bw * bandwidthShare(Used)));
     }
@@ -465,8 +466,8 @@ std::vector<double> Simulation::run() {
 void predictions(const SimProgram &P, int32_t Factor,
                  const std::vector<std::vector<uint32_t>> *Pieces, double BusFactor,
                  const std::vector<uint64_t> &Sizes, std::span<const sched::Protocol> Protocols,
-                 sched::Protocol Own, const std::optional<target::CpuCosts> &Cpu,
-                 double LaunchUs, std::vector<std::vector<Prediction>> &Out) {
+                 sched::Protocol Own, const std::optional<target::CpuCosts> &Cpu, double LaunchUs,
+                 std::vector<std::vector<Prediction>> &Out) {
   std::vector<double> Ends = Simulation(P, Factor, Pieces, Sizes, Protocols, Cpu).run();
   for (size_t Column = 0; Column < Ends.size(); ++Column) {
     if (Column % Sizes.size() == 0)

@@ -37,7 +37,8 @@ static RankLink gpuLink(const topo::System &Sys, const target::Target &T, int32_
 
 LinkTable::LinkTable(const target::Target &T)
     : NRanks(T.NRanks), LocalRanks(std::max(T.LocalRanks, 1)), NNodes(T.NNodes),
-      Machine(T.Machine != nullptr), Cpu(T.Cpu.has_value()), Links(static_cast<size_t>(T.NRanks) * T.NRanks) {
+      Machine(T.Machine != nullptr), Cpu(T.Cpu.has_value()),
+      Links(static_cast<size_t>(T.NRanks) * T.NRanks) {
   bool HaveBest = false;
   for (int32_t P = 0; P < NRanks; ++P) {
     for (int32_t Q = 0; Q < NRanks; ++Q) {

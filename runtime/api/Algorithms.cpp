@@ -79,7 +79,9 @@ std::string planTag(const std::string &Name, uint64_t Identity) {
 uint64_t Request::bytes() const { return uint64_t(Count) * plan::dtypeBytes(Type); }
 
 int Algorithm::fit(const Request &R) const {
-  auto Score = [](std::optional<bool> Chosen, bool Is) { return !Chosen ? 0 : *Chosen == Is ? 1 : -2; };
+  auto Score = [](std::optional<bool> Chosen, bool Is) {
+    return !Chosen ? 0 : *Chosen == Is ? 1 : -2;
+  };
   return Score(ForInPlace, R.InPlace) + Score(ForMapped, R.Mapped);
 }
 

@@ -50,9 +50,10 @@ Uses usesOf(const Request &R, int Rank) {
 /// Whether R on Rank runs in place as NCCL means it: the output is the input,
 /// or, where one is a rank's block of the other, holds it at Rank's block.
 bool inPlaceCall(const Request &R, int Rank, const void *Send, const void *Recv) {
-  const size_t Block = R.Count * plan::dtypeBytes(R.Type) * size_t(Rank);
-  const auto *In = static_cast<const std::byte *>(Send);
-  const auto *Out = static_cast<const std::byte *>(Recv);
+  // As addresses: a null buffer plus an offset is not a pointer.
+  const uintptr_t Block = R.Count * plan::dtypeBytes(R.Type) * size_t(Rank);
+  const uintptr_t In = reinterpret_cast<uintptr_t>(Send);
+  const uintptr_t Out = reinterpret_cast<uintptr_t>(Recv);
   switch (R.Collective) {
   case plan::CollectiveKind::AllGather: return In == Out + Block;
   case plan::CollectiveKind::ReduceScatter: return Out == In + Block;

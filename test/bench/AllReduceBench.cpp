@@ -609,16 +609,16 @@ void compileDefaultPlans(BenchConfig &Config, const std::vector<const Collective
       continue;
     for (const char *Algorithm : Entry.Plans) {
       fs::path Plan = Config.WorkDir / (std::string(Algorithm) + ".json");
-      bool Ok = runCommand(
-          {CCLC_COMPILER, "compile", std::string(CCLC_ALGORITHMS_DIR) + "/" + Algorithm + ".ccl",
-           "--nranks", std::to_string(Config.NRanks), "--root", std::to_string(Root), "--emit=json",
-           Config.Registered ? "--cpu" : "--protocol=simple", "--buffers",
-           Config.Registered ? "mapped" : "unmapped", "--explain", "--algorithms", CCLC_ALGORITHMS_DIR, "-o",
-           Plan.string()},
-          [&](const std::string &Line) {
-            if (Line.rfind("window:", 0) == 0)
-              std::fprintf(stderr, "cclc plan %s %s", Algorithm, Line.c_str());
-          });
+      bool Ok = runCommand({CCLC_COMPILER, "compile",
+                            std::string(CCLC_ALGORITHMS_DIR) + "/" + Algorithm + ".ccl", "--nranks",
+                            std::to_string(Config.NRanks), "--root", std::to_string(Root),
+                            "--emit=json", Config.Registered ? "--cpu" : "--protocol=simple",
+                            "--buffers", Config.Registered ? "mapped" : "unmapped", "--explain",
+                            "--algorithms", CCLC_ALGORITHMS_DIR, "-o", Plan.string()},
+                           [&](const std::string &Line) {
+                             if (Line.rfind("window:", 0) == 0)
+                               std::fprintf(stderr, "cclc plan %s %s", Algorithm, Line.c_str());
+                           });
       if (Ok)
         Config.Plans.push_back(Plan.string());
       else
