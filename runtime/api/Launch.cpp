@@ -185,7 +185,10 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   if (R.Count == 0)
     return;
 
-  R.Where = Stream || anyDeviceMemory({U.Send ? Send : nullptr, U.Recv ? Recv : nullptr})
+  // cclcMemAlloc's memory is the host's: the CUDA driver, whose lookup takes
+  // the loader's lock, need not be asked about it.
+  R.Where = Stream || (!mappedCall(R, Send, Recv) &&
+                       anyDeviceMemory({U.Send ? Send : nullptr, U.Recv ? Recv : nullptr}))
                 ? Target::Gpu
                 : Target::Host;
   setCallKind(R, Send, Recv);

@@ -58,6 +58,7 @@
 #include <initializer_list>
 #include <span>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <thread>
@@ -98,13 +99,33 @@ public:
   kern::CallStamp Sent, Expected;
 };
 
+/// Whether this process's advances of FIFO counters may skip the store-load
+/// fence that a sleeper's wake-up otherwise needs (Bell): the process is
+/// registered for expedited global memory barriers, which a sleeper issues
+/// on the advancers' behalf. Registered on the first call; every FIFO calls
+/// it when it is placed, before either side advances a counter.
+inline bool advancesSkipFence() {
+  static const bool Registered =
+      ::syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+  return Registered;
+}
+
 /// A FIFO counter that one side advances and the other may sleep on: the
 /// counter, and how many waiters sleep on its low 32 bits, a futex word
 /// that every process mapping the FIFO shares. Advancing it costs a store
 /// and a load while nobody sleeps, and a wake-up syscall only when somebody
-/// does. The sleeper count is seq_cst on both sides, so a waiter that counts
-/// itself in and then finds the counter unchanged cannot miss the advance
-/// that follows.
+/// does.
+///
+/// A waiter that counts itself in and then finds the counter unchanged must
+/// not miss the advance that follows: one side's store and then load must
+/// not pass the other's. The classic answer is a full fence on both sides,
+/// but on the advancer's side, which runs once per message, that fence
+/// waits until the message's lines have left for the receiver's core (0.1
+/// us of a 0.7 us broadcast in a stream at 2 ranks). So, as RCU and
+/// liburcu do, the fence is asymmetric: where the advancer's process is
+/// registered (advancesSkipFence()), the sleeper, about to make a system
+/// call anyway, makes every running thread of registered processes execute
+/// a barrier (membarrier), and the advancer needs only the compiler's.
 struct Bell {
   std::atomic<uint64_t> Value{0};
   /// Waiters see the bell read-only; counting themselves in changes no
@@ -114,9 +135,23 @@ struct Bell {
   uint64_t load(std::memory_order Order) const { return Value.load(Order); }
   /// Sets the counter to V (a release) and wakes whoever sleeps on it.
   void publish(uint64_t V) {
-    Value.store(V, std::memory_order_seq_cst);
+    if (advancesSkipFence()) {
+      Value.store(V, std::memory_order_release);
+      std::atomic_signal_fence(std::memory_order_seq_cst);
+    } else {
+      Value.store(V, std::memory_order_seq_cst);
+    }
     if (Sleepers.load(std::memory_order_seq_cst))
       ::syscall(SYS_futex, word(), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+  }
+  /// Counts a waiter in, and returns the counter's low half as seen after
+  /// every advancer's earlier store is visible.
+  uint32_t countIn() const {
+    Sleepers.fetch_add(1, std::memory_order_seq_cst);
+    // Orders the advancers' stores and loads around this point; where it
+    // fails (no such kernel), so did their registration, and they fence.
+    ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
+    return uint32_t(Value.load(std::memory_order_seq_cst));
   }
   /// The counter's low half, which changes on every advance.
   uint32_t *word() const {
@@ -230,10 +265,8 @@ private:
     } W[2] = {};
     size_t N = 0;
     for (const Bell *B : Bells)
-      if (N < 2) {
-        B->Sleepers.fetch_add(1, std::memory_order_seq_cst);
-        W[N++] = {B, uint32_t(B->Value.load(std::memory_order_seq_cst))};
-      }
+      if (N < 2)
+        W[N++] = {B, B->countIn()};
     if (!Ready()) {
       timespec Nap{0, long(std::chrono::nanoseconds(Waiter::Nap).count())};
       if (N == 1)
@@ -379,6 +412,7 @@ struct Fifo : kern::FifoView<FifoHeader> {
   /// counters and draws the epoch, which exactly one side does before the
   /// other attaches.
   static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes, bool Init) {
+    advancesSkipFence();
     if (Init)
       (new (Mem) FifoHeader())->Epoch = freshEpoch();
     Fifo F{FifoView::place(Mem, NumSlots, SlotBytes)};
@@ -626,6 +660,8 @@ struct Inbox {
   uint64_t Offered = 0;
   /// The size word of the message peek() returned.
   uint64_t Word = 0;
+  /// Where the trailer of the message peek() returned lies in its slot.
+  size_t LastTrailer = 0;
 
   /// Offers the sender Dst (at most two runs, Bytes in all) for the next
   /// message, unless it is small, has already come, or was offered.
@@ -689,6 +725,7 @@ struct Inbox {
   const std::byte *peek(size_t Bytes) {
     uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed);
     MessageTrailer T(Bytes, Q.SlotBytes);
+    LastTrailer = T.Present ? T.Offset : 0;
     const std::byte *At = Q.slot(Head) + T.Offset;
     // The sender's flag comes with the message's last line; Tail after it,
     // or alone for a message of another size than expected, or one written
@@ -769,7 +806,17 @@ struct Inbox {
   /// message in its buffer that it has been read.
   void release() {
     Reading.reset();
-    Q.Header->Head.publish(Q.Header->Head.load(std::memory_order_relaxed) + 1);
+    uint64_t Head = Q.Header->Head.load(std::memory_order_relaxed) + 1;
+    Q.Header->Head.publish(Head);
+    // Where the sender runs ahead (a root broadcasting a stream of small
+    // messages), the next message is already in its slot: start moving its
+    // first line, and its trailer's if it has the size of this one, while
+    // this rank finishes its call. At 2 ranks this took a stream of 4-byte
+    // broadcasts from 0.60 to 0.30-0.47 us a call. The sender does not
+    // prefetch its next slot for writing: that took the line away from the
+    // receiver's prefetch and cost the stream as much as this saved.
+    __builtin_prefetch(Q.slot(Head));
+    __builtin_prefetch(Q.slot(Head) + LastTrailer);
   }
 };
 

@@ -273,6 +273,41 @@ TEST(SleepingWaits, WakeWhenThePeerMoves) {
   EXPECT_TRUE(exitedWith(Status[1], 0));
 }
 
+/// A sender's advance skips the store-load fence (host::Bell) where the
+/// sleeper issues a global memory barrier for it: every advance must still
+/// wake a rank that sleeps on it. Two ranks that sleep at once on every wait
+/// (CCLC_SPIN_US=0) pass a message back and forth 20000 times; a lost
+/// wake-up costs its sleeper a whole nap (1 ms), so losing them, or most of
+/// them, runs the job past its bound, where a sleep per message takes a few
+/// microseconds.
+TEST(SleepingWaits, EveryAdvanceWakesItsSleeper) {
+  ::setenv("CCLC_TRANSPORT", "shm", 1);
+  ::setenv("CCLC_SPIN_US", "0", 1);
+  std::vector<int> Status = forkJob(2, 15s, [](Bootstrap &B) {
+    int Me = B.rank(), Peer = 1 - Me;
+    std::vector<Link> Both{{Peer, 0}};
+    Connections C(B, Both, Both, LinkOptions{2, 256});
+    host::Outbox &Out = C.out(Peer, 0);
+    host::Inbox &In = C.in(Peer, 0);
+    B.barrier();
+    for (uint64_t Seq = 0; Seq < 20000; ++Seq) {
+      if (Me == 0) {
+        sendMessage(Out, Me, 0, Seq);
+        recvMessage(In, Me, 0, Seq);
+      } else {
+        recvMessage(In, Me, 0, Seq);
+        sendMessage(Out, Me, 0, Seq);
+      }
+    }
+    B.barrier();
+    return 0;
+  });
+  ::unsetenv("CCLC_SPIN_US");
+  ::unsetenv("CCLC_TRANSPORT");
+  EXPECT_TRUE(exitedWith(Status[0], 0));
+  EXPECT_TRUE(exitedWith(Status[1], 0));
+}
+
 namespace {
 
 /// Checks that connections refuse each of Bad as the value of the variable
