@@ -55,10 +55,21 @@ struct Layout {
     return Left < PieceElems ? Left : PieceElems;
   }
   /// Chunk Chunk of a buffer of Units units, in elements from the buffer's start.
+  /// Chunks run through the units K pieces at a time (K chunks per channel):
+  /// chunk C is piece (C / (Units K)) K + C % K of unit (C % (Units K)) / K.
+  /// A slice asks for its chunks many times a step, and each division costs
+  /// dozens of cycles (emulated on a GPU), so the usual shapes take none (one
+  /// unit: chunk C is piece C) or one (one chunk per channel).
   CCLC_HD Segment chunk(int32_t Units, int32_t Chunk) const {
-    int32_t K = Shape.ChunksPerChannel, PerChannel = Units * K;
-    int32_t H = Chunk / PerChannel, Rest = Chunk % PerChannel;
-    int32_t Unit = Rest / K, Piece = H * K + Rest % K;
+    int32_t K = Shape.ChunksPerChannel, Unit = 0, Piece = Chunk;
+    if (Units != 1 && K == 1) {
+      Unit = Chunk % Units;
+      Piece = Chunk / Units;
+    } else if (Units != 1) {
+      int32_t PerChannel = Units * K, Rest = Chunk % PerChannel;
+      Unit = Rest / K;
+      Piece = Chunk / PerChannel * K + Rest % K;
+    }
     return {size_t(Unit) * Count + RoundBegin + pieceBegin(Piece), pieceElems(Piece)};
   }
   /// Elements of chunks [Chunk, Chunk + N): the size of a message moving them.

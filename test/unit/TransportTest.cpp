@@ -219,21 +219,33 @@ void requireSlept(const char *What, const std::function<void()> &Wait) {
 
 } // namespace
 
+/// Runs Body(B, Me, Peer, Out, In) on two ranks joined over shared memory by
+/// a FIFO of 2 slots of 256 bytes each way, with CCLC_SPIN_US=Patience, and
+/// requires that both return within Bound.
+template <class F> void onSleepingPair(const char *Patience, std::chrono::seconds Bound, F Body) {
+  ScopedEnv Shm("CCLC_TRANSPORT", "shm");
+  ScopedEnv Spin("CCLC_SPIN_US", Patience);
+  std::vector<int> Status = forkJob(2, Bound, [&](Bootstrap &B) {
+    int Me = B.rank(), Peer = 1 - Me;
+    std::vector<Link> Both{{Peer, 0}};
+    Connections C(B, Both, Both, LinkOptions{2, 256});
+    B.barrier();
+    Body(B, Me, Peer, C.out(Peer, 0), C.in(Peer, 0));
+    B.barrier();
+    return 0;
+  });
+  EXPECT_TRUE(exitedWith(Status[0], 0));
+  EXPECT_TRUE(exitedWith(Status[1], 0));
+}
+
 /// Over shared memory a wait that outlasts CCLC_SPIN_US sleeps until the
 /// peer moves the counter it waits on, and wakes when it does: a receiver
 /// waiting for a message, a sender waiting for a free slot, and a rank
 /// exchanging that waits for either. Each wait outlasts the patience by far
 /// (the peer stalls 300 ms), and must leave the core to others.
 TEST(SleepingWaits, WakeWhenThePeerMoves) {
-  ::setenv("CCLC_TRANSPORT", "shm", 1);
-  ::setenv("CCLC_SPIN_US", "50", 1);
-  std::vector<int> Status = forkJob(2, 10s, [](Bootstrap &B) {
-    int Me = B.rank(), Peer = 1 - Me;
-    std::vector<Link> Both{{Peer, 0}};
-    Connections C(B, Both, Both, LinkOptions{2, 256});
-    host::Outbox &Out = C.out(Peer, 0);
-    host::Inbox &In = C.in(Peer, 0);
-    B.barrier();
+  onSleepingPair("50", 10s, [](Bootstrap &B, int Me, int Peer, host::Outbox &Out,
+                               host::Inbox &In) {
     // Rank 1 waits to receive while rank 0 stalls, then to send into a full
     // FIFO while rank 0 stalls before draining it.
     uint64_t Seq = 0;
@@ -264,13 +276,7 @@ TEST(SleepingWaits, WakeWhenThePeerMoves) {
       for (Seq = 1; Seq < 3; ++Seq)
         recvMessage(In, 1, 0, Seq);
     }
-    B.barrier();
-    return 0;
   });
-  ::unsetenv("CCLC_SPIN_US");
-  ::unsetenv("CCLC_TRANSPORT");
-  EXPECT_TRUE(exitedWith(Status[0], 0));
-  EXPECT_TRUE(exitedWith(Status[1], 0));
 }
 
 /// A sender's advance skips the store-load fence (host::Bell) where the
@@ -281,15 +287,7 @@ TEST(SleepingWaits, WakeWhenThePeerMoves) {
 /// them, runs the job past its bound, where a sleep per message takes a few
 /// microseconds.
 TEST(SleepingWaits, EveryAdvanceWakesItsSleeper) {
-  ::setenv("CCLC_TRANSPORT", "shm", 1);
-  ::setenv("CCLC_SPIN_US", "0", 1);
-  std::vector<int> Status = forkJob(2, 15s, [](Bootstrap &B) {
-    int Me = B.rank(), Peer = 1 - Me;
-    std::vector<Link> Both{{Peer, 0}};
-    Connections C(B, Both, Both, LinkOptions{2, 256});
-    host::Outbox &Out = C.out(Peer, 0);
-    host::Inbox &In = C.in(Peer, 0);
-    B.barrier();
+  onSleepingPair("0", 15s, [](Bootstrap &, int Me, int, host::Outbox &Out, host::Inbox &In) {
     for (uint64_t Seq = 0; Seq < 20000; ++Seq) {
       if (Me == 0) {
         sendMessage(Out, Me, 0, Seq);
@@ -299,13 +297,7 @@ TEST(SleepingWaits, EveryAdvanceWakesItsSleeper) {
         sendMessage(Out, Me, 0, Seq);
       }
     }
-    B.barrier();
-    return 0;
   });
-  ::unsetenv("CCLC_SPIN_US");
-  ::unsetenv("CCLC_TRANSPORT");
-  EXPECT_TRUE(exitedWith(Status[0], 0));
-  EXPECT_TRUE(exitedWith(Status[1], 0));
 }
 
 namespace {
