@@ -38,4 +38,9 @@ cudaError_t launchInterpreter(kern::DType Type, kern::RedOp Op, const cuda::Kern
 /// kernels can wait.
 cudaError_t loadInterpreter();
 
+/// The interpreter's kernel for elements of T reduced with Op, as a
+/// function pointer for cudaLaunchKernel. Instantiated for every element
+/// type, each in a translation unit of its own (InterpreterInstance.cu.in).
+template <class T> const void *interpreterFor(kern::RedOp Op);
+
 } // namespace cclc::gpu
