@@ -10,7 +10,7 @@
 #include "runtime/cuda/InterpreterKernel.h"
 
 #include "common/Dispatch.h"
-#include "cuda/Types.cuh"
+#include "cuda/Interpreter.cuh"
 
 namespace cclc::gpu {
 
