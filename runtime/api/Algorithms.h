@@ -30,7 +30,6 @@
 #include "plan/Vocabulary.h"
 #include "host/Kernel.h"
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -162,12 +161,6 @@ struct Algorithm {
   /// The host connections it runs on, once connected, and their slot size.
   net::Connections *Net = nullptr;
   size_t SlotBytes = 0;
-  /// The slot size of the connections' small cut (net::Connections::cutSlots;
-  /// 0 for none), and for elements of 1, 2, 4 and 8 bytes the largest count
-  /// whose call moves every message in one round of such slots: the calls
-  /// that run on the small cut.
-  size_t SmallSlotBytes = 0;
-  std::array<size_t, 4> SmallCounts{};
 
   /// True when the window holds Bytes.
   bool holds(uint64_t Bytes) const;

@@ -142,9 +142,6 @@ private:
   /// Refuses A where the FIFOs it needs between this rank and one peer
   /// would take more than the runtime allows.
   void requireFifoBudget(const Algorithm &A) const;
-  /// Connects A's links on the host, and learns which of its calls run on
-  /// the connections' small cut.
-  void connectHost(Algorithm &A);
   /// An interpreter algorithm for P, connected on the host when ConnectHost.
   Algorithm interpreted(plan::Plan P, std::string Origin, bool ConnectHost);
   /// The library's ring for R's collective and root (Fallback.h), connected

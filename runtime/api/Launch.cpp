@@ -25,7 +25,6 @@
 #include "runtime/net/Socket.h"
 #include "runtime/transport/shm/SharedBuffers.h"
 
-#include <bit>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -252,13 +251,7 @@ const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
                                                                const kern::CallArgs &Call) {
   host::KernelArgs Args;
   static_cast<kern::CallArgs &>(Args) = Call;
-  // A call of small messages runs on the small cut of the FIFOs' slots, so
-  // that a rank runs many such calls ahead of a peer that is slower to take
-  // them; the ranks decide alike, by the same algorithm and count.
-  bool Small = A.SmallSlotBytes &&
-               R.Count <= A.SmallCounts[size_t(std::countr_zero(plan::dtypeBytes(R.Type)))];
-  A.Net->cutSlots(Small);
-  Args.SlotBytes = Small ? A.SmallSlotBytes : A.SlotBytes;
+  Args.SlotBytes = A.SlotBytes;
   Args.Net = A.Net;
   Links.beginCall(stampOf(R, A.Identity, Calls));
   return Pool.run(A.Shape.Grid.NChannels, [&](int Channel) {

@@ -24,7 +24,6 @@
 #include "plan/Verifier.h"
 
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -171,20 +170,12 @@ Algorithm Communicator::interpreted(plan::Plan P, std::string Origin, bool Conne
   A.Shape = A.Interp->shape();
   A.LinkOptions = linkOptionsFor(A.Shape.Grid, BufferSlots);
   requireFifoBudget(A);
-  if (ConnectHost)
-    connectHost(A);
+  if (ConnectHost) {
+    const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
+    A.Net = Set.Net.get();
+    A.SlotBytes = Set.Options.SlotBytes;
+  }
   return A;
-}
-
-void Communicator::connectHost(Algorithm &A) {
-  const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
-  A.Net = Set.Net.get();
-  A.SlotBytes = Set.Options.SlotBytes;
-  A.SmallSlotBytes = A.Net->smallSlotBytes();
-  for (size_t ElemBytes : {1, 2, 4, 8})
-    if (A.SmallSlotBytes && A.SmallSlotBytes >= exec::minSlotBytes(A.Shape.Grid, ElemBytes))
-      A.SmallCounts[size_t(std::countr_zero(ElemBytes))] =
-          kern::RoundPlan::make(A.Shape.Grid, 1, ElemBytes, A.SmallSlotBytes).MaxRoundElems;
 }
 
 Algorithm Communicator::fallback(const Request &R) {
@@ -264,8 +255,11 @@ void Communicator::registerTable(std::span<const KernelEntry> Entries, Algorithm
     // Host kernels run on the host's connections, connected now (the plan's,
     // when it is loaded); CUDA kernels on the GPU's, connected at their first
     // call.
-    if (Kind == Algorithm::Executor::Kernel)
-      connectHost(A);
+    if (Kind == Algorithm::Executor::Kernel) {
+      const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
+      A.Net = Set.Net.get();
+      A.SlotBytes = Set.Options.SlotBytes;
+    }
     Table.add(std::move(A));
   }
 }

@@ -53,7 +53,7 @@ bool receiveSlot(Transfer &T, int Rank) {
   if (!In.ready())
     return false;
   uint64_t Head = In.Q.Header->Head.load(std::memory_order_relaxed);
-  uint64_t SizeWord = In.Q.Sizes[In.Q.record(Head)];
+  uint64_t SizeWord = In.Q.Sizes[Head % In.Q.NumSlots];
   size_t Left = T.Bytes - T.Moved;
   if (SizeWord != Left)
     throw host::CommError(host::CommStatus::Mismatch,

@@ -6,7 +6,6 @@
 #include "runtime/transport/shm/ShmTransport.h"
 #include "runtime/transport/tcp/TcpTransport.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sched.h>
@@ -102,10 +101,6 @@ Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<co
       [&](int Peer, int Channel, bool Send) { return newTcpFifo(Peer, Channel, Send, Options); },
       LocalAbort, [this](const std::string &Cause) { abort(Cause); }, nullptr,
       [this] { return failure(); });
-  auto HasSmallCut = [](const auto &End) { return End.second.Q.Small.NumSlots != 0; };
-  if (std::any_of(Outs.begin(), Outs.end(), HasSmallCut) ||
-      std::any_of(Ins.begin(), Ins.end(), HasSmallCut))
-    SmallSlotBytes = host::Fifo::SmallSlotBytes;
 }
 
 Connections::~Connections() { Proxy.reset(); }
@@ -219,16 +214,6 @@ host::Inbox &Connections::in(int Peer, int Channel) {
     throw NetError(rankName(Rank) + " has no link to receive from " + rankName(Peer) +
                    " on channel " + std::to_string(Channel) + "; the plan's link list omits it");
   return It->second;
-}
-
-void Connections::cutSlots(bool Small) {
-  if (Small == CutSmall)
-    return;
-  for (auto &[Link, Out] : Outs)
-    Out.cut(Small);
-  for (auto &[Link, In] : Ins)
-    In.cut(Small);
-  CutSmall = Small;
 }
 
 TransportKind Connections::transport(int Peer) const {

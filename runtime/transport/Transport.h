@@ -86,14 +86,6 @@ public:
   /// connection set, whichever the call runs on.
   void beginCall(const kern::CallStamp &Stamp);
 
-  /// Bytes of a slot of the small cut of the shared-memory FIFOs
-  /// (host::Fifo::cut); 0 where none has one.
-  size_t smallSlotBytes() const { return SmallSlotBytes; }
-  /// Cuts the slots of every FIFO that has a small cut small, or back to
-  /// large, for the calls that follow; the other FIFOs (TCP's) keep theirs.
-  /// Every rank must cut alike for each call, and none while a call runs.
-  void cutSlots(bool Small);
-
   TransportKind transport(int Peer) const;
   /// For each shared-memory peer this rank sends to, how its large messages
   /// travel (single copy, or why not), for CCLC_DEBUG=INFO.
@@ -142,9 +134,6 @@ private:
   std::vector<std::unique_ptr<CacheLine[]>> LocalFifos;
   /// The call in progress, which every end points to.
   kern::CallStamp Call;
-  size_t SmallSlotBytes = 0;
-  /// Whether the FIFOs are cut small now.
-  bool CutSmall = false;
   std::map<std::pair<int, int>, host::Outbox> Outs;
   std::map<std::pair<int, int>, host::Inbox> Ins;
   std::unique_ptr<TcpProxy> Proxy;

@@ -111,37 +111,29 @@ template <class Counters> struct FifoView {
   static_assert(sizeof(Counters) == FifoCounterBytes, "host and device FIFOs share one layout");
 
   Counters *Header = nullptr;
-  uint64_t *Sizes = nullptr;   ///< The size word of the message in each record.
-  CallStamp *Stamps = nullptr; ///< The call of each record's message, if its first.
+  uint64_t *Sizes = nullptr;   ///< The size word of the message in each slot.
+  CallStamp *Stamps = nullptr; ///< The call of each slot's message, if its first.
   std::byte *Slots = nullptr;
   uint32_t NumSlots = 0;
   size_t SlotBytes = 0;
-  /// Entries of Sizes and Stamps: NumSlots, or more where the host cuts the
-  /// same slot memory into more, smaller slots for calls of small messages
-  /// (host/Connection.h), so that a message's size word has one place
-  /// whichever way its slot was cut.
-  uint32_t NumRecords = 0;
 
   /// Where the slots begin: on a 128-byte line, so that LL128's lines in a
   /// slot of a multiple of 128 bytes (common/Protocol.h) are the memory's.
-  CCLC_HD static size_t slotsOffset(uint32_t NumRecords) {
-    size_t Off = sizeof(Counters) + NumRecords * (sizeof(uint64_t) + sizeof(CallStamp));
+  CCLC_HD static size_t slotsOffset(uint32_t NumSlots) {
+    size_t Off = sizeof(Counters) + NumSlots * (sizeof(uint64_t) + sizeof(CallStamp));
     return (Off + FifoAlignBytes - 1) / FifoAlignBytes * FifoAlignBytes;
   }
-  /// NumRecords 0: one record per slot.
-  CCLC_HD static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes, uint32_t NumRecords = 0) {
-    return slotsOffset(NumRecords ? NumRecords : NumSlots) + NumSlots * SlotBytes;
+  CCLC_HD static size_t bytesFor(uint32_t NumSlots, size_t SlotBytes) {
+    return slotsOffset(NumSlots) + NumSlots * SlotBytes;
   }
   /// Views Mem (FifoAlignBytes aligned, bytesFor bytes, as the caller addresses it)
   /// without touching it.
-  CCLC_HD static FifoView place(void *Mem, uint32_t NumSlots, size_t SlotBytes,
-                                uint32_t NumRecords = 0) {
+  CCLC_HD static FifoView place(void *Mem, uint32_t NumSlots, size_t SlotBytes) {
     FifoView F;
-    F.NumRecords = NumRecords ? NumRecords : NumSlots;
     F.Header = static_cast<Counters *>(Mem);
     F.Sizes = reinterpret_cast<uint64_t *>(static_cast<std::byte *>(Mem) + sizeof(Counters));
-    F.Stamps = reinterpret_cast<CallStamp *>(F.Sizes + F.NumRecords);
-    F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(F.NumRecords);
+    F.Stamps = reinterpret_cast<CallStamp *>(F.Sizes + NumSlots);
+    F.Slots = static_cast<std::byte *>(Mem) + slotsOffset(NumSlots);
     F.NumSlots = NumSlots;
     F.SlotBytes = SlotBytes;
     return F;
@@ -150,8 +142,6 @@ template <class Counters> struct FifoView {
   CCLC_HD std::byte *slot(uint64_t Counter) const {
     return Slots + (Counter % NumSlots) * SlotBytes;
   }
-  /// The index in Sizes and Stamps of the message that Counter numbers.
-  CCLC_HD size_t record(uint64_t Counter) const { return size_t(Counter % NumRecords); }
 };
 
 } // namespace cclc::kern

@@ -172,11 +172,8 @@ public:
   /// Throws CommError (CallMismatch where the peer's call is known) when
   /// Peer cannot satisfy the wait any more; Ready(Arg) re-checks the wait
   /// after the peer's progress was read, since a peer that went on may have
-  /// posted what was waited for first. OnEarlierCalls: the wait is for the
-  /// peer to take messages of this rank's earlier calls, which a peer that
-  /// has begun this call never will.
-  virtual void check(int Peer, bool (*Ready)(const void *), const void *Arg,
-                     bool OnEarlierCalls) const = 0;
+  /// posted what was waited for first.
+  virtual void check(int Peer, bool (*Ready)(const void *), const void *Arg) const = 0;
 
 protected:
   ~StallCheck() = default;
@@ -213,11 +210,10 @@ struct Waiter {
   /// Spins on Ready, then polls (yielding the core between polls where
   /// Yields), then sleeps until one of the counters Bells moves (Ready
   /// depends on no other memory), until it holds; throws on timeout or
-  /// abort. What and Peer name the wait in the error; OnEarlierCalls as
-  /// for StallCheck::check.
+  /// abort. What and Peer name the wait in the error.
   template <class Pred>
   void until(Pred &&Ready, const char *What, int Peer,
-             std::initializer_list<const Bell *> Bells = {}, bool OnEarlierCalls = false) const {
+             std::initializer_list<const Bell *> Bells = {}) const {
     for (int Spin = 0; Spin < SpinPolls; ++Spin)
       if (Ready())
         return;
@@ -250,7 +246,7 @@ struct Waiter {
               [](const void *P) {
                 return (*static_cast<const std::remove_reference_t<Pred> *>(P))();
               },
-              &Ready, OnEarlierCalls);
+              &Ready);
         sleep(Bells, Ready);
       } else if (Yields) {
         std::this_thread::yield();
@@ -406,72 +402,22 @@ struct MessageTrailer {
   static uint64_t flag(uint64_t Seq, uint64_t Epoch) { return Seq ^ Epoch; }
 };
 
-/// How a FIFO's slot memory is cut into slots.
-struct SlotCut {
-  uint32_t NumSlots = 0;
-  size_t SlotBytes = 0;
-};
-
 /// A view of one FIFO laid out in a block of memory (common/Fifo.h).
 struct Fifo : kern::FifoView<FifoHeader> {
   /// The header's epoch, read once, so that neither side reads the header's
   /// lines for it again.
   uint64_t Epoch = 0;
-  /// The slots as placed, and the same memory cut into more, smaller ones
-  /// for calls of small messages (none: 0 slots); NumSlots and SlotBytes
-  /// are the cut in use.
-  SlotCut Large, Small;
 
   /// Views Mem (64-byte aligned, bytesFor bytes); Init constructs the
   /// counters and draws the epoch, which exactly one side does before the
-  /// other attaches. NumRecords as for FifoView::place; past NumSlots it
-  /// makes room for the small cut (smallCut()).
-  static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes, bool Init,
-                    uint32_t NumRecords = 0) {
+  /// other attaches.
+  static Fifo place(void *Mem, uint32_t NumSlots, size_t SlotBytes, bool Init) {
     advancesSkipFence();
     if (Init)
       (new (Mem) FifoHeader())->Epoch = freshEpoch();
-    Fifo F{FifoView::place(Mem, NumSlots, SlotBytes, NumRecords), 0, {NumSlots, SlotBytes}, {}};
+    Fifo F{FifoView::place(Mem, NumSlots, SlotBytes)};
     F.Epoch = F.Header->Epoch;
-    if (SlotCut C = smallCut(NumSlots, SlotBytes); C.NumSlots && C.NumSlots <= F.NumRecords)
-      F.Small = C;
     return F;
-  }
-
-  /// Slots of the small cut. A root that broadcasts a stream of small
-  /// messages runs ahead of its receivers by one slot per message, and
-  /// where ranks outnumber the cores every full FIFO hands the core to a
-  /// receiver: at 4 ranks on 2 cores, 64 slots took a stream of 4-byte
-  /// broadcasts from 2.0 to 0.9 us a call against 8, and reduce from 1.8 to
-  /// 1.1 us.
-  static constexpr uint32_t SmallSlots = 64;
-  /// Bytes of a slot of the small cut: 64 of them fill the 1 MiB of the
-  /// default FIFO (8 slots of 128 KiB).
-  static constexpr size_t SmallSlotBytes = size_t(16) << 10;
-  /// The small cut of NumSlots slots of SlotBytes: SmallSlots of
-  /// SmallSlotBytes where they fit the memory and are more slots; none
-  /// otherwise.
-  static SlotCut smallCut(uint32_t NumSlots, size_t SlotBytes) {
-    if (NumSlots >= SmallSlots || NumSlots * SlotBytes < SmallSlots * SmallSlotBytes)
-      return {};
-    return {SmallSlots, SmallSlotBytes};
-  }
-  /// Records a FIFO of NumSlots slots of SlotBytes needs for its small cut
-  /// too.
-  static uint32_t recordsWithSmallCut(uint32_t NumSlots, size_t SlotBytes) {
-    return std::max(NumSlots, smallCut(NumSlots, SlotBytes).NumSlots);
-  }
-  /// Cuts the slots small (where there is a small cut) or large; returns
-  /// whether the cut changed. Both sides must cut alike for each message,
-  /// and a sender must not fill a slot of the new cut before the receiver
-  /// has taken every message of the old (Outbox::cut).
-  bool cut(bool UseSmall) {
-    const SlotCut &C = UseSmall && Small.NumSlots ? Small : Large;
-    if (C.NumSlots == NumSlots)
-      return false;
-    NumSlots = C.NumSlots;
-    SlotBytes = C.SlotBytes;
-    return true;
   }
 
 private:
@@ -515,9 +461,6 @@ struct Outbox {
   /// The receiver's Head as last read: while it leaves a slot free, the
   /// sender does not read the receiver's cache line.
   uint64_t SeenHead = 0;
-  /// Whether the slots were cut anew since the last message: the next slot
-  /// may overlap messages of the old cut until the receiver has taken them.
-  bool Recut = false;
   /// How long a sender whose receiver has taken every message waits for the
   /// receiver's offer before it copies into a slot: about the time a rank
   /// takes between receives (forwarding one large message).
@@ -646,15 +589,6 @@ struct Outbox {
   /// call's stamp, written while the caller fills the slot.
   std::byte *acquire() {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
-    if (Recut) {
-      Wait->until(
-          [&] {
-            SeenHead = Q.Header->Head.load(std::memory_order_acquire);
-            return SeenHead == Tail;
-          },
-          "send to", Peer, {&Q.Header->Head}, /*OnEarlierCalls=*/true);
-      Recut = false;
-    }
     if (Tail - SeenHead >= Q.NumSlots)
       Wait->until(
           [&] {
@@ -663,7 +597,7 @@ struct Outbox {
           },
           "send to", Peer, {&Q.Header->Head});
     if (Call && Call->Seq != Stamped)
-      Q.Stamps[Q.record(Tail)] = *Call;
+      Q.Stamps[Tail % Q.NumSlots] = *Call;
     return Q.slot(Tail);
   }
   /// True when acquire() would not wait. Reads the receiver's Head only
@@ -672,17 +606,11 @@ struct Outbox {
   /// moved it between the cores twice per message.
   bool ready() {
     uint64_t Tail = Q.Header->Tail.load(std::memory_order_relaxed);
-    if (!Recut && Tail - SeenHead < Q.NumSlots)
+    if (Tail - SeenHead < Q.NumSlots)
       return true;
     SeenHead = Q.Header->Head.load(std::memory_order_acquire);
-    return Recut ? SeenHead == Tail : Tail - SeenHead < Q.NumSlots;
+    return Tail - SeenHead < Q.NumSlots;
   }
-  /// Cuts the slots as Fifo::cut does, for this call on: the receiver cuts
-  /// alike for the same call. A call begins after this rank's previous one
-  /// ended, and the receiver takes the previous call's messages without
-  /// waiting for this one's, so the wait for them (acquire) cannot
-  /// deadlock.
-  void cut(bool UseSmall) { Recut |= Q.cut(UseSmall); }
   /// Publishes the acquired slot holding Bytes bytes, or a message of Bytes
   /// bytes already in the receiver's buffer (Where: kern::DirectWord), or
   /// left in the sender's (kern::ReferenceWord, the slot saying where).
@@ -695,7 +623,7 @@ struct Outbox {
       Stamped = Call->Seq;
     }
     Word |= Where;
-    Q.Sizes[Q.record(Tail)] = Word;
+    Q.Sizes[Tail % Q.NumSlots] = Word;
     if (MessageTrailer T(Bytes, Q.SlotBytes); T.Present && !Direct) {
       std::byte *At = Q.slot(Tail) + T.Offset;
       std::memcpy(At, &Word, sizeof Word);
@@ -821,12 +749,12 @@ struct Inbox {
     if (ByFlag)
       std::memcpy(&Word, At, sizeof Word);
     else
-      Word = Q.Sizes[Q.record(Head)];
+      Word = Q.Sizes[Head % Q.NumSlots];
     if (Call && Call->Seq != Checked) {
       // The digest with another size than expected is the same call's, run
       // by two schedules whose plan hashes agree, unless the stamps differ:
       // the size check below names the former.
-      const kern::CallStamp &Sent = Q.Stamps[Q.record(Head)];
+      const kern::CallStamp &Sent = Q.Stamps[Head % Q.NumSlots];
       if (kern::wordDigest(Word) != kern::stampDigest(*Call) ||
           (kern::wordBytes(Word) != Bytes && Sent != *Call))
         throw CallMismatch(Peer, Sent, *Call);
@@ -872,9 +800,6 @@ struct Inbox {
     return Q.Header->Tail.load(std::memory_order_acquire) >
            Q.Header->Head.load(std::memory_order_relaxed);
   }
-  /// Cuts the slots as Fifo::cut does, for this call on, as the sender does
-  /// for the same call.
-  void cut(bool UseSmall) { Q.cut(UseSmall); }
   /// Whether the message peek() returned is already in the offered buffer.
   bool direct() const { return kern::wordDirect(Word); }
   /// Frees the slot returned by peek(), and tells a sender that left the

@@ -2,8 +2,7 @@
 //
 // Both sides' views of one board in process memory: a stalled wait is
 // stopped only when the peer is at this call number with another stamp, or
-// went past it while the wait is still unsatisfied, or (a wait for the peer
-// to take earlier calls' messages) came to it; a reader never takes a
+// went past it while the wait is still unsatisfied; a reader never takes a
 // half-published call for another; the first abort cause stays.
 //
 //===----------------------------------------------------------------------===//
@@ -59,7 +58,7 @@ bool always(const void *) { return true; }
 std::optional<host::CallMismatch> mismatchOf(const CallBoard &Board,
                                              bool (*Ready)(const void *)) {
   try {
-    Board.check(1, Ready, nullptr, false);
+    Board.check(1, Ready, nullptr);
   } catch (const host::CallMismatch &E) {
     return E;
   }
@@ -69,11 +68,11 @@ std::optional<host::CallMismatch> mismatchOf(const CallBoard &Board,
 TEST(CallBoard, APeerNotYetAtTheCallIsWaitedFor) {
   TwoSides B;
   B.begin(B.Mine, B.Here, callNumbered(2));
-  EXPECT_NO_THROW(B.Here.check(1, never, nullptr, false)); // nothing published
+  EXPECT_NO_THROW(B.Here.check(1, never, nullptr)); // nothing published
   B.begin(B.Theirs, B.There, callNumbered(1));
-  EXPECT_NO_THROW(B.Here.check(1, never, nullptr, false));
+  EXPECT_NO_THROW(B.Here.check(1, never, nullptr));
   B.begin(B.Theirs, B.There, callNumbered(2));
-  EXPECT_NO_THROW(B.Here.check(1, never, nullptr, false));
+  EXPECT_NO_THROW(B.Here.check(1, never, nullptr));
 }
 
 TEST(CallBoard, APeerAtTheSameNumberWithAnotherCallIsAMismatch) {
@@ -88,7 +87,7 @@ TEST(CallBoard, APeerAtTheSameNumberWithAnotherCallIsAMismatch) {
   EXPECT_EQ(E->Sent, Other);
   EXPECT_EQ(E->Expected, callNumbered(4));
   // The other side finds it too.
-  EXPECT_THROW(B.There.check(0, never, nullptr, false), host::CallMismatch);
+  EXPECT_THROW(B.There.check(0, never, nullptr), host::CallMismatch);
 }
 
 TEST(CallBoard, APeerThatWentPastAnUnsatisfiedWaitIsAMismatch) {
@@ -99,49 +98,17 @@ TEST(CallBoard, APeerThatWentPastAnUnsatisfiedWaitIsAMismatch) {
   B.begin(B.Theirs, B.There, Skipped);
   B.begin(B.Theirs, B.There, callNumbered(6));
   // What the wait waited for came before the peer went on.
-  EXPECT_NO_THROW(B.Here.check(1, always, nullptr, false));
+  EXPECT_NO_THROW(B.Here.check(1, always, nullptr));
   std::optional<host::CallMismatch> E = mismatchOf(B.Here, never);
   ASSERT_TRUE(E);
   // The peer's call of this number is still on the board.
   EXPECT_EQ(E->Sent, Skipped);
 }
 
-TEST(CallBoard, APeerThatBeganThisCallTakesNothingMoreOfTheEarlierOnes) {
-  TwoSides B;
-  kern::CallStamp Other = callNumbered(2);
-  Other.Root = 4;
-  B.begin(B.Mine, B.Here, callNumbered(2));
-  B.begin(B.Mine, B.Here, callNumbered(3));
-  B.begin(B.Theirs, B.There, Other);
-  // Still in the call before, the peer may take what this rank sent then.
-  EXPECT_NO_THROW(B.Here.check(1, never, nullptr, /*OnEarlierCalls=*/true));
-  B.begin(B.Theirs, B.There, callNumbered(3));
-  EXPECT_NO_THROW(B.Here.check(1, always, nullptr, true));
-  // It has begun this call without taking them: the calls before differed.
-  try {
-    B.Here.check(1, never, nullptr, true);
-    FAIL() << "a peer in this call was waited for to take an earlier call's messages";
-  } catch (const host::CallMismatch &E) {
-    EXPECT_EQ(E.Sent, Other);
-    EXPECT_EQ(E.Expected, callNumbered(2));
-  }
-  // Where the calls before agree, the messages came from one still earlier.
-  B.begin(B.Mine, B.Here, callNumbered(4));
-  B.begin(B.Theirs, B.There, callNumbered(4));
-  try {
-    B.Here.check(1, never, nullptr, true);
-    FAIL() << "a peer in this call was waited for to take an earlier call's messages";
-  } catch (const host::CallMismatch &E) {
-    FAIL() << "the calls before this one agree";
-  } catch (const host::CommError &E) {
-    EXPECT_EQ(host::CommStatus::Mismatch, E.status()) << E.what();
-  }
-}
-
 TEST(CallBoard, NoCallInProgressChecksNothing) {
   TwoSides B;
   B.begin(B.Theirs, B.There, callNumbered(9));
-  EXPECT_NO_THROW(B.Here.check(1, never, nullptr, false));
+  EXPECT_NO_THROW(B.Here.check(1, never, nullptr));
 }
 
 TEST(CallBoard, AReaderNeverSeesAHalfPublishedCall) {

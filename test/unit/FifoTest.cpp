@@ -3,10 +3,8 @@
 // One FIFO in process memory, both ends in one thread: a receiver that
 // expects a message of some size finds it by the flag in the trailer after
 // its data, without the sender's Tail; a message of another size is still
-// found (by Tail) and refused; a trailer left in the memory by an earlier
-// FIFO never passes for a message of a new one; and the small cut of the
-// slots holds more messages in the same memory, the sender waiting at a
-// change of cut until the receiver has taken the old cut's messages.
+// found (by Tail) and refused; and a trailer left in the memory by an earlier
+// FIFO never passes for a message of a new one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,20 +24,9 @@ namespace {
 constexpr uint32_t NumSlots = 4;
 constexpr size_t SlotBytes = 256;
 
-/// The default FIFO's shape, which has a small cut.
-constexpr uint32_t DefaultSlots = 8;
-constexpr size_t DefaultSlotBytes = size_t(128) << 10;
-
-/// FIFO memory that outlives the FIFOs placed in it: Slots slots of Bytes,
-/// with room for the records of its small cut where it has one.
+/// FIFO memory that outlives the FIFOs placed in it.
 struct Memory {
-  uint32_t Slots;
-  size_t SlotBytes;
-  uint32_t Records = host::Fifo::recordsWithSmallCut(Slots, SlotBytes);
-  std::vector<std::byte> Bytes =
-      std::vector<std::byte>(host::Fifo::bytesFor(Slots, SlotBytes, Records) + 64);
-  explicit Memory(uint32_t Slots = NumSlots, size_t SlotBytes = ::SlotBytes)
-      : Slots(Slots), SlotBytes(SlotBytes) {}
+  std::vector<std::byte> Bytes = std::vector<std::byte>(host::Fifo::bytesFor(NumSlots, SlotBytes) + 64);
   void *base() {
     auto At = reinterpret_cast<uintptr_t>(Bytes.data());
     return reinterpret_cast<void *>((At + 63) / 64 * 64);
@@ -52,8 +39,7 @@ struct Ends {
   host::Outbox Out;
   host::Inbox In;
   explicit Ends(Memory &Mem) {
-    host::Fifo Q =
-        host::Fifo::place(Mem.base(), Mem.Slots, Mem.SlotBytes, /*Init=*/true, Mem.Records);
+    host::Fifo Q = host::Fifo::place(Mem.base(), NumSlots, SlotBytes, /*Init=*/true);
     Out = host::Outbox{Q, 1, &Wait};
     In = host::Inbox{Q, 0, &Wait};
   }
@@ -119,56 +105,6 @@ TEST(Fifo, ATrailerOfAnEarlierFifoInTheSameMemoryIsNoMessage) {
   } catch (const host::CommError &Err) {
     EXPECT_EQ(host::CommStatus::Timeout, Err.status()) << Err.what();
   }
-}
-
-TEST(Fifo, TheSmallCutHoldsMoreMessagesInTheSameMemory) {
-  Memory Mem(DefaultSlots, DefaultSlotBytes);
-  Ends E(Mem);
-  ASSERT_EQ(host::Fifo::SmallSlots, E.Out.Q.Small.NumSlots);
-  EXPECT_EQ(NumSlots, Memory().Records) << "a FIFO too small for the small cut has none";
-  E.Out.cut(true);
-  E.In.cut(true);
-  for (uint32_t I = 0; I < host::Fifo::SmallSlots; ++I) {
-    ASSERT_TRUE(E.Out.ready()) << "message " << I;
-    E.send(I, 4);
-  }
-  EXPECT_FALSE(E.Out.ready());
-  for (uint32_t I = 0; I < host::Fifo::SmallSlots; ++I)
-    ASSERT_EQ(I, E.receive(4));
-  // The small cut's slots hold what their size allows, with the trailer.
-  E.send(99, host::Fifo::SmallSlotBytes - 16);
-  EXPECT_EQ(99u, E.receive(host::Fifo::SmallSlotBytes - 16));
-}
-
-TEST(Fifo, ASenderThatCutsAnewWaitsForTheOldCutsMessagesToBeTaken) {
-  Memory Mem(DefaultSlots, DefaultSlotBytes);
-  Ends E(Mem);
-  E.Out.cut(true);
-  E.In.cut(true);
-  for (uint32_t I = 0; I < 3; ++I)
-    E.send(I, 4);
-  // The large cut's first slot holds the small cut's first eight.
-  E.Out.cut(false);
-  EXPECT_FALSE(E.Out.ready());
-  try {
-    E.Out.acquire();
-    FAIL() << "a slot of the large cut was handed out over unread messages of the small";
-  } catch (const host::CommError &Err) {
-    EXPECT_EQ(host::CommStatus::Timeout, Err.status()) << Err.what();
-  }
-  EXPECT_EQ(0u, E.receive(4));
-  EXPECT_EQ(1u, E.receive(4));
-  EXPECT_FALSE(E.Out.ready());
-  EXPECT_EQ(2u, E.receive(4));
-  EXPECT_TRUE(E.Out.ready());
-  E.In.cut(false);
-  E.send(7, DefaultSlotBytes - 16);
-  EXPECT_EQ(7u, E.receive(DefaultSlotBytes - 16));
-  // Cutting as before is no change: nothing to wait for.
-  E.send(8, 4);
-  E.Out.cut(false);
-  EXPECT_TRUE(E.Out.ready());
-  EXPECT_EQ(8u, E.receive(4));
 }
 
 } // namespace

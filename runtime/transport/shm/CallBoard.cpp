@@ -75,9 +75,9 @@ void CallBoard::publish(const kern::CallStamp &S) {
   C.Version.store(V + 2, std::memory_order_release);
 }
 
-std::optional<kern::CallStamp> CallBoard::callIn(const Record &R, uint64_t Seq) {
+std::optional<kern::CallStamp> CallBoard::peerCall(uint64_t Seq) const {
   std::optional<kern::CallStamp> Found;
-  for (const Record::Call &C : R.Calls) {
+  for (const Record::Call &C : Theirs->Calls) {
     uint64_t Before = C.Version.load(std::memory_order_acquire);
     if (Before == 0 || Before % 2)
       continue;
@@ -94,40 +94,13 @@ std::optional<kern::CallStamp> CallBoard::callIn(const Record &R, uint64_t Seq) 
   return Found;
 }
 
-std::optional<kern::CallStamp> CallBoard::peerCall(uint64_t Seq) const {
-  return callIn(*Theirs, Seq);
-}
-
-std::optional<kern::CallStamp> CallBoard::ownCall(uint64_t Seq) const {
-  return callIn(*Mine, Seq);
-}
-
-void CallBoard::untakenEarlier(int Peer) const {
-  uint64_t Before = Current->Seq - 1;
-  std::optional<kern::CallStamp> Theirs = peerCall(Before), Ours = ownCall(Before);
-  if (Before && Theirs && Ours && *Theirs != *Ours)
-    throw host::CallMismatch(Peer, *Theirs, *Ours);
-  throw host::CommError(host::CommStatus::Mismatch,
-                        "rank " + std::to_string(Peer) + " began call " +
-                            std::to_string(Current->Seq) +
-                            " without taking the messages this rank sent it in an earlier "
-                            "call; the ranks made different calls before");
-}
-
-void CallBoard::check(int Peer, bool (*Ready)(const void *), const void *Arg,
-                      bool OnEarlierCalls) const {
+void CallBoard::check(int Peer, bool (*Ready)(const void *), const void *Arg) const {
   const kern::CallStamp &Now = *Current;
   if (!Now.Seq)
     return;
   std::optional<kern::CallStamp> Latest = peerCall(0);
   if (!Latest || Latest->Seq < Now.Seq)
     return; // The peer has not come to this call yet.
-  // It has, so it took all it ever will of the earlier calls.
-  if (OnEarlierCalls) {
-    if (Ready(Arg))
-      return;
-    untakenEarlier(Peer);
-  }
   if (Latest->Seq == Now.Seq) {
     if (*Latest != Now)
       throw host::CallMismatch(Peer, *Latest, Now);

@@ -51,10 +51,8 @@ public:
   void publish(const kern::CallStamp &S);
   /// Throws CallMismatch when the other side, Peer, is at this side's call
   /// number with another stamp, or has gone past it while the wait is not
-  /// Ready; for a wait OnEarlierCalls, when Peer has come to this call while
-  /// it is not Ready.
-  void check(int Peer, bool (*Ready)(const void *), const void *Arg,
-             bool OnEarlierCalls) const override;
+  /// Ready.
+  void check(int Peer, bool (*Ready)(const void *), const void *Arg) const override;
 
   /// Records Cause as why this side aborted, unless a cause was recorded;
   /// its first CauseCapacity bytes are kept.
@@ -67,17 +65,9 @@ public:
 private:
   struct Record;
 
-  /// The call numbered Seq that R holds, or its latest when Seq is 0, if
+  /// The other side's call numbered Seq, or its latest when Seq is 0, if
   /// read whole.
-  static std::optional<kern::CallStamp> callIn(const Record &R, uint64_t Seq);
-  /// The other side's call numbered Seq, or its latest when Seq is 0.
   std::optional<kern::CallStamp> peerCall(uint64_t Seq) const;
-  /// This side's call numbered Seq, if it is one of the two it keeps.
-  std::optional<kern::CallStamp> ownCall(uint64_t Seq) const;
-  /// Throws for a peer that has come to this call while this rank's
-  /// messages of earlier calls wait to be taken: CallMismatch naming the
-  /// calls before this one where they differ.
-  [[noreturn]] void untakenEarlier(int Peer) const;
 
   Record *Mine;
   const Record *Theirs;

@@ -82,15 +82,8 @@ std::pair<pid_t, std::string> reachable(const ProcessCard &Card) {
   return {pid_t(Card.Pid), ""};
 }
 
-/// Records of each FIFO: room for the size words of its small cut, which
-/// calls of small messages use (host::Fifo::cut).
-uint32_t fifoRecords(uint32_t NumSlots, size_t SlotBytes) {
-  return host::Fifo::recordsWithSmallCut(NumSlots, SlotBytes);
-}
-
 size_t fifoStride(uint32_t NumSlots, size_t SlotBytes) {
-  return (host::Fifo::bytesFor(NumSlots, SlotBytes, fifoRecords(NumSlots, SlotBytes)) + 63) / 64 *
-         64;
+  return (host::Fifo::bytesFor(NumSlots, SlotBytes) + 63) / 64 * 64;
 }
 
 size_t fifosOffset() { return sizeof(SegmentHeader) + CallBoard::bytes(); }
@@ -148,7 +141,7 @@ std::unique_ptr<ShmSegment> ShmSegment::create(const std::string &Name, uint32_t
   for (uint32_t I = 0; I < NumFifos; ++I)
     host::Fifo::place(static_cast<std::byte *>(Seg->Base) + fifosOffset() +
                           I * fifoStride(NumSlots, SlotBytes),
-                      NumSlots, SlotBytes, /*Init=*/true, fifoRecords(NumSlots, SlotBytes));
+                      NumSlots, SlotBytes, /*Init=*/true);
   H->Magic = SegmentMagic;
   return Seg;
 }
@@ -203,8 +196,7 @@ host::Fifo ShmSegment::fifo(uint32_t Index) const {
   const SegmentHeader &H = header(Base);
   return host::Fifo::place(static_cast<std::byte *>(Base) + fifosOffset() +
                                Index * fifoStride(H.NumSlots, H.SlotBytes),
-                           H.NumSlots, H.SlotBytes, /*Init=*/false,
-                           fifoRecords(H.NumSlots, H.SlotBytes));
+                           H.NumSlots, H.SlotBytes, /*Init=*/false);
 }
 
 std::atomic<uint32_t> &ShmSegment::abortWord() { return header(Base).Abort; }

@@ -430,8 +430,8 @@ bool TcpProxy::Engine::beginFrame(Conn &C) {
 
 void TcpProxy::Engine::endData(Conn &C) {
   RecvLane &L = *C.Lane;
-  L.Q.Sizes[L.Q.record(C.In.Seq)] = C.In.SizeWord;
-  L.Q.Stamps[L.Q.record(C.In.Seq)] = C.In.Stamp;
+  L.Q.Sizes[C.In.Seq % L.Q.NumSlots] = C.In.SizeWord;
+  L.Q.Stamps[C.In.Seq % L.Q.NumSlots] = C.In.Stamp;
   L.Q.Header->Tail.publish(L.Arrived.complete(C.In.Seq));
 }
 
