@@ -110,6 +110,9 @@ OperationCatalog::OperationCatalog() {
       Op("recv_copy_send",
          {{"from", R::Peer}, {"to", R::Peer}, {"dst", R::Forwarded}},
          "receive from 'from' into dst and send it on to 'to'"),
+      Op("recv_reduce_copy",
+         {{"peer", R::Peer}, {"src", R::Source}, {"dst", R::Destination}},
+         "receive from peer, combine with src and write the result to dst"),
   };
 }
 

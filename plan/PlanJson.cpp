@@ -35,6 +35,7 @@ OpFields fieldsOf(OpKind Op) {
   case OpKind::Reduce: return {false, false, true, true};
   case OpKind::RecvReduceSend:
   case OpKind::RecvCopySend: return {true, true, false, true};
+  case OpKind::RecvReduceCopy: return {true, false, true, true};
   case OpKind::Exchange:
   case OpKind::ExchangeReduce: break;
   }

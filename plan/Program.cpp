@@ -26,7 +26,6 @@ kern::SliceRef destination(const Step &St) {
 
 /// The call of a step that is not part of an exchange.
 kern::ProgramStep callOf(const Step &St) {
-  CCLC_ASSERT(!St.WithNext, "a verified schedule joins only exchanges");
   kern::ProgramStep P;
   P.Op = St.Op;
   P.Proto = St.Proto;
@@ -45,6 +44,11 @@ kern::ProgramStep callOf(const Step &St) {
     P.Src = St.Src;
     P.Dst = destination(St);
     return P;
+  case OpKind::RecvReduceCopy:
+    P.RecvPeer = St.Peer;
+    P.Src = St.Src;
+    P.Dst = destination(St);
+    return P;
   case OpKind::RecvReduceSend:
   case OpKind::RecvCopySend:
     P.RecvPeer = St.Peer;
@@ -57,18 +61,29 @@ kern::ProgramStep callOf(const Step &St) {
   CCLC_UNREACHABLE("a schedule step is never an exchange; lowering makes them");
 }
 
+/// Whether Steps[I] is a send that runs together with the single step after
+/// it, of operation Op.
+bool sendsWith(const std::vector<Step> &Steps, size_t I, OpKind Op) {
+  return Steps[I].Op == OpKind::Send && Steps[I].WithNext && I + 1 < Steps.size() &&
+         !Steps[I + 1].WithNext && Steps[I + 1].Op == Op;
+}
+
 } // namespace
 
 bool startsExchange(const std::vector<Step> &Steps, size_t I) {
-  return Steps[I].Op == OpKind::Send && Steps[I].WithNext && I + 1 < Steps.size() &&
-         !Steps[I + 1].WithNext &&
-         (Steps[I + 1].Op == OpKind::Recv || Steps[I + 1].Op == OpKind::RecvReduce);
+  return sendsWith(Steps, I, OpKind::Recv) || sendsWith(Steps, I, OpKind::RecvReduce);
+}
+
+bool sendsWithReceive(const std::vector<Step> &Steps, size_t I) {
+  return startsExchange(Steps, I) || sendsWith(Steps, I, OpKind::RecvReduceCopy);
 }
 
 std::vector<LoweredStep> lowerChannel(const std::vector<Step> &Steps) {
   std::vector<LoweredStep> Calls;
   Calls.reserve(Steps.size());
   for (size_t I = 0; I < Steps.size(); ++I) {
+    CCLC_ASSERT(!Steps[I].WithNext || sendsWithReceive(Steps, I),
+                "a verified schedule joins only a send and a receive");
     if (!startsExchange(Steps, I)) {
       Calls.push_back({callOf(Steps[I]), Steps[I].Primitive, Steps[I].Loc, int32_t(I)});
       continue;

@@ -51,6 +51,14 @@ std::vector<LoweredStep> lowerChannel(const std::vector<sched::Step> &Steps);
 /// together with a plain or reducing receive, and nothing more.
 bool startsExchange(const std::vector<sched::Step> &Steps, size_t I);
 
+/// True when Steps[I] and Steps[I + 1] are a send that runs together with
+/// a receive, and nothing more: an exchange, or a send before a
+/// recv_reduce_copy, which lowering keeps as two calls, the send first. A
+/// send never waits for its receiver to receive (a verified schedule leaves
+/// it a free slot), so the send and the receive after it cannot deadlock
+/// whichever the peer does first.
+bool sendsWithReceive(const std::vector<sched::Step> &Steps, size_t I);
+
 /// One rank's program in host memory; copy the arrays to run it elsewhere.
 struct EncodedProgram {
   std::vector<kern::ProgramStep> Steps;

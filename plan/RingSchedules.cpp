@@ -3,12 +3,14 @@
 // Each builder follows its .ccl file line by line. Ranks sit on the ring in
 // order (position = rank, next = rank + 1), and a send that follows a
 // receive of the same slice to the next rank is fused into one
-// recv_reduce_send or recv_copy_send step, as the fusion pass does.
+// recv_reduce_send or recv_copy_send step, as the fusion pass does; copy
+// elision and copy folding then run as the compiler runs them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "plan/RingSchedules.h"
 #include "plan/CopyElision.h"
+#include "plan/CopyFolding.h"
 
 namespace cclc::plan {
 
@@ -144,6 +146,7 @@ std::optional<sched::Schedule> ringSchedule(CollectiveKind Collective, int32_t N
     }
   }
   elideCopies(S);
+  foldCopies(S);
   return S;
 }
 

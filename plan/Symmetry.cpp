@@ -160,7 +160,7 @@ private:
         }
         const Step &A = Rep[I], &B = Mine[I];
         ++I;
-        if (A.Op != OpKind::Copy && A.Op != OpKind::Reduce)
+        if (A.Op != OpKind::Copy && A.Op != OpKind::Reduce && A.Op != OpKind::RecvReduceCopy)
           continue;
         if (A.Src.Buffer != B.Src.Buffer || A.Dst.Buffer != B.Dst.Buffer ||
             A.Src.Count != B.Src.Count || A.Dst.Count != A.Src.Count ||

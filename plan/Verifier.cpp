@@ -307,11 +307,11 @@ void Verifier::checkSlice(const Site &At, const Slice &Sl, const char *Access) {
 
 void Verifier::checkGroup(const Site &First, int32_t End) {
   const std::vector<Step> &Steps = S.Ranks[First.Rank].Channels[First.Channel].Steps;
-  if (End - First.Index > 1 && !plan::startsExchange(Steps, size_t(First.Index))) {
+  if (End - First.Index > 1 && !plan::sendsWithReceive(Steps, size_t(First.Index))) {
     const Step &Next = Steps[First.Index + 1];
     error(First, op(First) + " runs together with a " + std::string(opName(Next.Op)) +
-                     ", which no primitive does; only a send followed by recv or recv_reduce "
-                     "runs together (an exchange)");
+                     ", which no primitive does; only a send followed by recv, recv_reduce or "
+                     "recv_reduce_copy runs together (an exchange)");
     return;
   }
   for (int32_t I = First.Index; I < End; ++I) {
@@ -360,6 +360,12 @@ void Verifier::checkStructure() {
           if (St.Dst.Buffer == BufferKind::Input)
             error(At, op(At) + " writes " + sliceName(St.Dst) + ", but input is read-only");
         }
+        // Steps that write what they read chunk for chunk.
+        if (plan::opReadsSource(St.Op) && writesDestination(St.Op) &&
+            St.Src.Count != St.Dst.Count)
+          error(At, op(At) + " reads " + chunkCount(St.Src.Count) + " (" + sliceName(St.Src) +
+                        ") but writes " + chunkCount(St.Dst.Count) + " (" + sliceName(St.Dst) +
+                        ")");
         if (I == 0 || !Steps[I - 1].WithNext)
           checkGroup(At, groupEnd(Steps, I));
       }
@@ -421,7 +427,7 @@ void Verifier::setUp() {
           if ((plan::opReadsSource(St.Op) && St.Src.Buffer == BufferKind::Scratch) ||
               (writesDestination(St.Op) && St.Dst.Buffer == BufferKind::Scratch))
             UsesScratch[size_t(Running)] = true;
-          if (St.Op == OpKind::Copy || St.Op == OpKind::Reduce)
+          if (St.Op == OpKind::Copy || St.Op == OpKind::Reduce || St.Op == OpKind::RecvReduceCopy)
             MaxLocal = std::max(MaxLocal, St.Src.Count);
           if (opReceives(St.Op)) {
             Connection &In = Connections[connection(A, St.Peer, false)];
@@ -567,6 +573,7 @@ void Verifier::startGroup(Actor &A) {
     case OpKind::RecvReduce:
     case OpKind::RecvReduceSend:
     case OpKind::RecvCopySend:
+    case OpKind::RecvReduceCopy:
       P = Phase::Waiting;
       break;
     case OpKind::Exchange:
@@ -623,6 +630,11 @@ void Verifier::receive(Actor &A, int32_t Index, Connection &C) {
       B.Contents.poison(St.Dst.Chunk + I);
   } else if (St.Op == OpKind::Recv || St.Op == OpKind::RecvCopySend) {
     write(At, St.Dst, *Data, Base);
+  } else if (St.Op == OpKind::RecvReduceCopy) {
+    // What a copy of Src into Dst and a recv_reduce into it would leave.
+    read(At, St.Src, Temp, 0);
+    write(At, St.Dst, Temp, 0);
+    reduce(At, St.Dst, *Data, Base, &From);
   } else {
     reduce(At, St.Dst, *Data, Base, &From);
   }

@@ -50,10 +50,11 @@ constexpr Spelling<OpKind> Ops[] = {
     {OpKind::RecvCopySend, "recv_copy_send"},
     {OpKind::Exchange, "exchange"},
     {OpKind::ExchangeReduce, "exchange_reduce"},
+    {OpKind::RecvReduceCopy, "recv_reduce_copy"},
 };
-constexpr OpKind StepOps[] = {OpKind::Send,   OpKind::Recv,           OpKind::RecvReduce,
-                              OpKind::Copy,   OpKind::Reduce,         OpKind::RecvReduceSend,
-                              OpKind::RecvCopySend};
+constexpr OpKind StepOps[] = {OpKind::Send,           OpKind::Recv,         OpKind::RecvReduce,
+                              OpKind::Copy,           OpKind::Reduce,       OpKind::RecvReduceSend,
+                              OpKind::RecvCopySend,   OpKind::RecvReduceCopy};
 
 constexpr Spelling<BufferKind> Buffers[] = {
     {BufferKind::Input, "input"}, {BufferKind::Output, "output"}, {BufferKind::Scratch, "scratch"}};
@@ -123,7 +124,7 @@ bool opSends(OpKind Op) {
 
 bool opReadsSource(OpKind Op) {
   return Op == OpKind::Send || Op == OpKind::Copy || Op == OpKind::Reduce ||
-         Op == OpKind::Exchange || Op == OpKind::ExchangeReduce;
+         Op == OpKind::Exchange || Op == OpKind::ExchangeReduce || Op == OpKind::RecvReduceCopy;
 }
 
 std::string_view bufferName(BufferKind Buf) { return nameIn(Buffers, Buf); }

@@ -379,6 +379,9 @@ std::string KernelWriter::callText(size_t P, const Run &R, std::optional<int32_t
   case OpKind::Reduce: Params = {Slice(Field::SrcChunk), Slice(Field::DstChunk)}; break;
   case OpKind::RecvReduceSend:
   case OpKind::RecvCopySend: Params = {In(), Out(), Slice(Field::DstChunk)}; break;
+  case OpKind::RecvReduceCopy:
+    Params = {In(), Slice(Field::SrcChunk), Slice(Field::DstChunk)};
+    break;
   case OpKind::Exchange:
   case OpKind::ExchangeReduce:
     Params = {Out(), In(), Slice(Field::SrcChunk), Slice(Field::DstChunk)};

@@ -84,6 +84,7 @@ const std::vector<EffectShape> &effectShapes() {
       {"exchange_reduce", {K::Outbox, K::Inbox, K::Source, K::Destination}},
       {"recv_reduce_send", {K::Inbox, K::Outbox, K::Destination}},
       {"recv_copy_send", {K::Inbox, K::Outbox, K::Destination}},
+      {"recv_reduce_copy", {K::Inbox, K::Source, K::Destination}},
   };
   return Shapes;
 }

@@ -174,7 +174,8 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
       for (const Step &St : S.Ranks[R].Channels[C].Steps) {
         SimStep &Sim = Lane.emplace_back();
         Sim.WithNext = St.WithNext;
-        Sim.Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
+        Sim.Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend ||
+                      St.Op == OpKind::RecvReduceCopy;
         if (Sim.Reduces || (!sched::opSends(St.Op) && !sched::opReceives(St.Op)))
           Sim.Local = intern(LocalIds, Locals, St.Dst.Count);
         if (sched::opReceives(St.Op))

@@ -26,7 +26,7 @@ namespace {
 
 /// MSCCL's step type for each operation. Receive-reduce writes its result in
 /// place, which MSCCL says as rrc (dst = src + received) and rrcs with the
-/// source equal to the destination.
+/// source equal to the destination; recv_reduce_copy is rrc itself.
 const char *mscclType(OpKind Op) {
   switch (Op) {
   case OpKind::Send: return "s";
@@ -36,6 +36,7 @@ const char *mscclType(OpKind Op) {
   case OpKind::Reduce: return "re";
   case OpKind::RecvReduceSend: return "rrcs";
   case OpKind::RecvCopySend: return "rcs";
+  case OpKind::RecvReduceCopy: return "rrc";
   case OpKind::Exchange:
   case OpKind::ExchangeReduce: break;
   }
@@ -238,6 +239,7 @@ void RankExport::write(pugi::xml_node Gpu, const plan::MessageMatch &Match) cons
           break;
         case OpKind::Copy:
         case OpKind::Reduce:
+        case OpKind::RecvReduceCopy:
           Src = &St->Src;
           Dst = &St->Dst;
           break;

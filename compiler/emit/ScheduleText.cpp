@@ -33,6 +33,10 @@ std::string formatStep(const Step &St) {
     Text += " " + formatSlice(St.Dst) + " <- " + std::to_string(St.Peer) + " -> " +
             std::to_string(St.SendPeer);
     break;
+  case OpKind::RecvReduceCopy:
+    Text += " " + formatSlice(St.Dst) + " <- " + std::to_string(St.Peer) + " + " +
+            formatSlice(St.Src);
+    break;
   case OpKind::Exchange:
   case OpKind::ExchangeReduce: CCLC_UNREACHABLE("a schedule step is never an exchange");
   }

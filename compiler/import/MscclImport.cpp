@@ -381,13 +381,21 @@ void Importer::execute(int32_t Gpu, int32_t T) {
     Origin[Gpu][Tb.Chan].push_back({T, Index});
     return St;
   };
-  // rrc/rrcs leave src + received in dst: copy first when they differ.
+  std::string_view Name = Ty.Name;
+  // rrc with src and dst apart is recv_reduce_copy; rrcs leaves src +
+  // received in dst and sends it on: a copy first when they differ.
+  if (Name == "rrc" && !(X.Src == X.Dst)) {
+    Step &St = Emit(OpKind::RecvReduceCopy);
+    St.Peer = Tb.Recv;
+    St.Src = X.Src;
+    St.Dst = X.Dst;
+    return;
+  }
   if (Ty.UsesSrc && Ty.UsesDst && Ty.Receives && !(X.Src == X.Dst)) {
     Step &C = Emit(OpKind::Copy);
     C.Src = X.Src;
     C.Dst = X.Dst;
   }
-  std::string_view Name = Ty.Name;
   if (Name == "s" || Name == "cpy" || Name == "re") {
     Step &St = Emit(Name == "s" ? OpKind::Send : Name == "cpy" ? OpKind::Copy : OpKind::Reduce);
     St.Src = X.Src;
@@ -521,7 +529,8 @@ void Importer::markExchanges() {
       for (size_t K = 0; K + 1 < Steps.size(); ++K)
         Steps[K].WithNext = Steps[K].Op == OpKind::Send &&
                             (Steps[K + 1].Op == OpKind::Recv ||
-                             Steps[K + 1].Op == OpKind::RecvReduce) &&
+                             Steps[K + 1].Op == OpKind::RecvReduce ||
+                             Steps[K + 1].Op == OpKind::RecvReduceCopy) &&
                             From[K] != From[K + 1] &&
                             !dependsOn(G, From[K + 1], From[K]);
     }

@@ -574,6 +574,12 @@ bool Instantiator::execOp(const OpStmt &Op) {
         !Rotates(*A[0], St.Src, false) || !Rotates(*A[1], St.Dst, false))
       return false;
     break;
+  case OpKind::RecvReduceCopy:
+    if (!evalPeer(*A[0], St.Peer) || !evalSlice(*A[1], St.Src) || !evalSlice(*A[2], St.Dst) ||
+        !SameSize(St.Src, St.Dst) || !Rotates(*A[1], St.Src, false) ||
+        !Rotates(*A[2], St.Dst, true))
+      return false;
+    break;
   case OpKind::Exchange:
   case OpKind::ExchangeReduce: {
     Step Send;

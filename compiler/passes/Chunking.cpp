@@ -61,6 +61,7 @@ int accessesOf(const Step &St, Access Out[2]) {
   case OpKind::Send: Out[0] = {St.Src, false}; return 1;
   case OpKind::Copy:
   case OpKind::Reduce:
+  case OpKind::RecvReduceCopy:
     Out[0] = {St.Src, false};
     Out[1] = {St.Dst, true};
     return 2;

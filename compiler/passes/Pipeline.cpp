@@ -7,6 +7,7 @@
 #include "compiler/passes/ProtocolSelection.h"
 #include "compiler/emit/ScheduleText.h"
 #include "plan/CopyElision.h"
+#include "plan/CopyFolding.h"
 #include "plan/Verifier.h"
 
 #include <algorithm>
@@ -64,6 +65,9 @@ const std::vector<Pass> &passes() {
       {"fusion",
        [](sched::Schedule &S, const PipelineOptions &,
           DiagnosticEngine &) -> std::optional<std::string> { return fuseSteps(S).summary(); }},
+      {"copy-folding",
+       [](sched::Schedule &S, const PipelineOptions &,
+          DiagnosticEngine &) -> std::optional<std::string> { return plan::foldCopies(S).summary(); }},
       {"protocol",
        [](sched::Schedule &S, const PipelineOptions &Opts, DiagnosticEngine &)
            -> std::optional<std::string> { return selectProtocol(S, Opts.Proto).summary(); }},

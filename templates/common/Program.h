@@ -29,9 +29,9 @@ namespace cclc::kern {
 
 /// The operations of the whole project: what a schedule step does, what an
 /// encoded step does, and the effect a template primitive declares. Each
-/// names one primitive. Schedule steps use the first seven; lowering (see
-/// plan/Program.h) joins a send to the receive that runs with it into one of
-/// the two exchanges.
+/// names one primitive. Schedule steps use all but the exchanges; lowering
+/// (see plan/Program.h) joins a send to the receive that runs with it into
+/// one of the two exchanges.
 enum class OpKind : uint8_t {
   Send,           ///< Src -> SendPeer.
   Recv,           ///< RecvPeer -> Dst (overwrite).
@@ -42,6 +42,7 @@ enum class OpKind : uint8_t {
   RecvCopySend,   ///< Dst = data from RecvPeer, then Dst -> SendPeer.
   Exchange,       ///< Send Src to SendPeer while receiving Dst from RecvPeer.
   ExchangeReduce, ///< Send Src to SendPeer while combining RecvPeer's message into Dst.
+  RecvReduceCopy, ///< Dst = Src (op) data from RecvPeer: a copy and a recv_reduce in one pass.
 };
 
 /// The buffers of a collective call: the caller's input and output, and the
@@ -217,6 +218,10 @@ CCLC_HD void runStep(const ProgramStep *Steps, uint32_t I, uint32_t Count,
     Prims::template exchangeReduce<T, Op>(Links.out(S.SendPeer, Channel),
                                           Links.in(S.RecvPeer, Channel),
                                           sentSlice<Prims>(S, Bufs),
+                                          Bufs.destination(S.Dst));
+    break;
+  case OpKind::RecvReduceCopy:
+    Prims::template recvReduceCopy<T, Op>(Links.in(S.RecvPeer, Channel), Bufs.source(S.Src),
                                           Bufs.destination(S.Dst));
     break;
   }

@@ -68,6 +68,16 @@ template <class T, class Op> struct ReducedByLines {
                                                      kern::Protocol P) {
     cuda::recvReduceSendLines<T, Op>(In, Out, Acc, P);
   }
+  __device__ __noinline__ static void recvReduceCopy(Inbox &In, Slice<const T> Src, Slice<T> Dst,
+                                                     kern::Protocol P) {
+    cuda::recvReduceCopyLines<T, Op>(In, Src, Dst, P);
+  }
+  /// The simple protocol's, out of line too: a step the fusion of a copy
+  /// into a receive makes, not worth a copy inlined in the step loop.
+  __device__ __noinline__ static void recvReduceCopy(Inbox &In, Slice<const T> Src,
+                                                     Slice<T> Dst) {
+    cuda::recvReduceCopy<T, Op>(In, Src, Dst);
+  }
   __device__ __noinline__ static void exchangeReduce(Outbox &Out, Inbox &In, Slice<const T> Src,
                                                      Slice<T> Acc, kern::Protocol P) {
     cuda::exchangeReduceLines<T, Op>(Out, In, Src, Acc, P);
@@ -94,6 +104,10 @@ struct PrimitiveTable {
   }
   template <class T, class Op> __device__ static void recvReduce(Inbox &In, Slice<T> Acc) {
     cuda::recvReduce<T, Op>(In, Acc);
+  }
+  template <class T, class Op>
+  __device__ static void recvReduceCopy(Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+    ReducedByLines<T, Op>::recvReduceCopy(In, Src, Dst);
   }
   template <class T, class Op> __device__ static void copy(Slice<const T> Src, Slice<T> Dst) {
     Moved<T>::copy(Src, Dst);
@@ -142,6 +156,10 @@ template <kern::Protocol P> struct LineTable : PrimitiveTable {
   template <class T, class Op>
   __device__ static void recvReduceSend(Inbox &In, Outbox &Out, Slice<T> Acc) {
     ReducedByLines<T, Op>::recvReduceSend(In, Out, Acc, P);
+  }
+  template <class T, class Op>
+  __device__ static void recvReduceCopy(Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+    ReducedByLines<T, Op>::recvReduceCopy(In, Src, Dst, P);
   }
   template <class T, class Op>
   __device__ static void recvCopySend(Inbox &In, Outbox &Out, Slice<T> Dst) {

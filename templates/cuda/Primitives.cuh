@@ -177,6 +177,30 @@ __device__ __noinline__ void reduceElems(const T *__restrict__ Src, T *__restric
       [](uint4 From, uint4 Into) { return reducePack<T, Op>(Into, From); });
 }
 
+/// Out[i] = Op(Local[i], Src[i]), leaving Local as it is, by the whole
+/// block. The copy and the combination run back to back, two passes over
+/// Out (the host's primitive makes them one); Local may be Out itself, not
+/// part of it.
+template <class T, class Op>
+__device__ __noinline__ void reduceCopyElems(const T *Src, const T *Local, T *Out, size_t N) {
+  if (Local != Out) {
+    copyElems<T>(Local, Out, nullptr, N);
+    __syncthreads();
+  }
+  reduceElems<T, Op>(Src, Out, nullptr, N);
+}
+
+/// Dst = Src (op) Msg, a message of Dst's size, run by run: both slices walk
+/// their runs in chunk order, as the message holds them.
+template <class T, class Op>
+__device__ void reduceCopyRuns(const T *Msg, const Slice<const T> &Src, const Slice<T> &Dst) {
+  size_t At = 0;
+  zipRuns(Src, Dst, [&](const T *Local, T *Out, size_t N) {
+    reduceCopyElems<T, Op>(Msg + At, Local, Out, N);
+    At += N;
+  });
+}
+
 //===----------------------------------------------------------------------===//
 // The primitives
 //===----------------------------------------------------------------------===//
@@ -203,6 +227,17 @@ CCLC_PRIMITIVE("recv_reduce", "recv_reduce")
 __device__ void recvReduce(Inbox &In, Slice<T> Acc) {
   kern::receiveRuns(In, Acc,
                     [](const T *Part, T *P, size_t N) { reduceElems<T, Op>(Part, P, nullptr, N); });
+}
+
+/// Dst = Src (op) the next message of In.
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_copy", "recv_reduce_copy")
+__device__ void recvReduceCopy(Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  const T *Msg = reinterpret_cast<const T *>(In.peek(Dst.bytes()));
+  if (!Msg)
+    return;
+  reduceCopyRuns<T, Op>(Msg, Src, Dst);
+  In.release();
 }
 
 /// Dst = Src locally.
@@ -376,6 +411,22 @@ __device__ void recvReduceLines(Inbox &In, Slice<T> Acc, kern::Protocol P) {
                [](const T *Part, T *To, size_t N) { reduceElems<T, Op>(Part, To, nullptr, N); });
 }
 
+/// recv_reduce_copy, as lines of P.
+template <class T, class Op>
+__device__ void recvReduceCopyLines(Inbox &In, Slice<const T> Src, Slice<T> Dst,
+                                    kern::Protocol P) {
+  size_t Bytes = Dst.bytes();
+  bool ByLines = In.carriesLines(P, Bytes);
+  const T *Msg = takeMessage<T>(In, Bytes, P);
+  if (!Msg)
+    return;
+  reduceCopyRuns<T, Op>(Msg, Src, Dst);
+  if (!ByLines)
+    In.release();
+  else
+    __syncthreads();
+}
+
 /// recv_reduce_send, as lines of P.
 template <class T, class Op>
 __device__ void recvReduceSendLines(Inbox &In, Outbox &Out, Slice<T> Acc, kern::Protocol P) {
@@ -443,6 +494,17 @@ template <class T, class Op>
 CCLC_PRIMITIVE("recv_reduce_ll128", "recv_reduce")
 __device__ void recvReduceLL128(Inbox &In, Slice<T> Acc) {
   recvReduceLines<T, Op>(In, Acc, kern::Protocol::LL128);
+}
+
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_copy_ll", "recv_reduce_copy")
+__device__ void recvReduceCopyLL(Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  recvReduceCopyLines<T, Op>(In, Src, Dst, kern::Protocol::LL);
+}
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_copy_ll128", "recv_reduce_copy")
+__device__ void recvReduceCopyLL128(Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  recvReduceCopyLines<T, Op>(In, Src, Dst, kern::Protocol::LL128);
 }
 
 template <class T, class Op>

@@ -49,6 +49,10 @@ struct PrimitiveTable {
   template <class T, class Op> static void recvReduce(Inbox &In, Slice<T> Acc) {
     host::recvReduce<T, Op>(In, Acc);
   }
+  template <class T, class Op>
+  static void recvReduceCopy(Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+    host::recvReduceCopy<T, Op>(In, Src, Dst);
+  }
   template <class T, class Op> static void copy(Slice<const T> Src, Slice<T> Dst) {
     host::copy<T, Op>(Src, Dst);
   }

@@ -137,6 +137,27 @@ inline void reduceElems(const T *__restrict Src, T *__restrict Acc, T *__restric
     detail::reduceRun<T, Op, false>(Src, Acc, Out, N);
 }
 
+/// Bytes of Out that reduceCopyElems copies and then combines into, while
+/// they stay in the first-level cache.
+inline constexpr size_t ReduceCopyBlockBytes = 16384;
+
+/// Out[i] = Op(Local[i], Src[i]), leaving Local as it is. Block by block,
+/// Local is copied into Out and Src combined into it while the block is in
+/// the first-level cache: memcpy writes whole lines without reading them
+/// first, which a loop writing Out from the other two does not, so this
+/// moves a 256 KiB f32 sum 1.2-1.3x as fast as that loop and as a copy then
+/// a reduce of the whole (cclc-host-prims-bench). Local may be Out itself,
+/// not part of it.
+template <class T, class Op>
+inline void reduceCopyElems(const T *Src, const T *Local, T *Out, size_t N) {
+  constexpr size_t Block = ReduceCopyBlockBytes / sizeof(T);
+  for (size_t I = 0; I < N; I += Block) {
+    size_t M = std::min(Block, N - I);
+    copyElems(Local + I, Out + I, M);
+    detail::reduceRun<T, Op, false>(Src + I, Out + I, nullptr, M);
+  }
+}
+
 /// The runs of S as a direct write covers them: at most two, or none.
 template <class T> struct DirectRuns {
   Run Runs[2];
@@ -248,6 +269,23 @@ void recvReduce(Inbox &In, Slice<T> Acc) {
   declineOffer(In, Acc);
   kern::receiveRuns(In, Acc,
                     [](const T *Part, T *P, size_t N) { reduceElems<T, Op>(Part, P, nullptr, N); });
+}
+
+/// Dst = Src (op) the next message of In, block by block (reduceCopyElems):
+/// where a copy of Src into Dst and a recv_reduce into Dst pass over Dst
+/// twice, each block of Dst is combined while the copy has it in cache.
+template <class T, class Op>
+CCLC_PRIMITIVE("recv_reduce_copy", "recv_reduce_copy")
+void recvReduceCopy(Inbox &In, Slice<const T> Src, Slice<T> Dst) {
+  declineOffer(In, Dst);
+  const T *Msg = reinterpret_cast<const T *>(In.peek(Dst.bytes()));
+  // Both slices walk their runs in chunk order, as the message holds them.
+  size_t At = 0;
+  zipRuns(Src, Dst, [&](const T *Local, T *Out, size_t N) {
+    reduceCopyElems<T, Op>(Msg + At, Local, Out, N);
+    At += N;
+  });
+  In.release();
 }
 
 /// Dst = Src locally.

@@ -2,11 +2,13 @@
 //
 // Prints, per buffer size from 64 KiB to 256 MiB, memcpy's bandwidth and the
 // throughput of the host primitives that move data locally (copy, and reduce
-// for f32 sum, bf16 sum and i32 max, plus the element loop of the fused
-// receive-reduce-send), each also as a ratio of memcpy's. Every figure counts
-// bytes read plus bytes written for N bytes of payload: memcpy and copy 2N,
-// reduce 3N (source and accumulator read, accumulator written), the fused
-// loop 4N (it also writes the outgoing slot).
+// for f32 sum, bf16 sum and i32 max, plus the element loops of the fused
+// receive-reduce-send and receive-reduce-copy), each also as a ratio of
+// memcpy's. Every figure counts bytes read plus bytes written for N bytes of
+// payload: memcpy and copy 2N, reduce 3N (source and accumulator read,
+// accumulator written), reduce+send 4N (it also writes the outgoing slot),
+// reduce+copy 3N (the message and the local source read, the destination
+// written).
 //
 // A shared machine takes the core away for milliseconds at a time, which
 // would swamp runs of a large buffer. So every pass over a buffer is timed
@@ -118,6 +120,13 @@ template <class T, class Op> double reduceSendGBps(Buffers &Bufs) {
   });
 }
 
+template <class T, class Op> double reduceCopyGBps(Buffers &Bufs) {
+  return measure(Bufs, 3, [&](size_t Begin, size_t Bytes) {
+    host::reduceCopyElems<T, Op>(at<const T>(Bufs.A, Begin), at<const T>(Bufs.C, Begin),
+                                 at<T>(Bufs.B, Begin), Bytes / sizeof(T));
+  });
+}
+
 struct Column {
   const char *Name;
   double (*Measure)(Buffers &);
@@ -132,8 +141,10 @@ int main() {
       {"reduce bf16 sum", reduceGBps<host::bf16, host::Sum>},
       {"reduce i32 max", reduceGBps<int32_t, host::Max>},
       {"reduce+send f32 sum", reduceSendGBps<float, host::Sum>},
+      {"reduce+copy f32 sum", reduceCopyGBps<float, host::Sum>},
   };
-  std::printf("GB/s of bytes read + written (memcpy, copy: 2N; reduce: 3N; reduce+send: 4N),\n"
+  std::printf("GB/s of bytes read + written (memcpy, copy: 2N; reduce, reduce+copy: 3N; "
+              "reduce+send: 4N),\n"
               "and as a ratio of memcpy's\n");
   std::printf("%10s %10s", "size", "memcpy");
   for (const Column &C : Columns)

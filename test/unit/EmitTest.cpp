@@ -235,7 +235,7 @@ TEST(MscclImport, LinearizesThreadblocksAndVerifies) {
   EXPECT_TRUE(verify::verifySchedule(S, Diags)) << Errors.str();
 }
 
-TEST(MscclImport, RecvReduceCopyIntoAnotherSliceAddsACopy) {
+TEST(MscclImport, RecvReduceCopyIntoAnotherSliceIsOneStep) {
   std::string Xml = swapAllreduce();
   // rrc from the input into the output: dst = input + received.
   size_t At = Xml.find("type=\"rrc\" srcbuf=\"o\"");
@@ -243,10 +243,10 @@ TEST(MscclImport, RecvReduceCopyIntoAnotherSliceAddsACopy) {
   ReadResult R = readXmlText(Xml);
   ASSERT_TRUE(R.P) << R.Errors;
   const std::vector<Step> &Steps = R.P->Sched.Ranks[0].Channels[0].Steps;
-  ASSERT_EQ(Steps.size(), 4u);
-  EXPECT_EQ(Steps[2].Op, OpKind::Copy);
+  ASSERT_EQ(Steps.size(), 3u);
+  EXPECT_EQ(Steps[2].Op, OpKind::RecvReduceCopy);
   EXPECT_EQ(Steps[2].Src.Buffer, BufferKind::Input);
-  EXPECT_EQ(Steps[3].Op, OpKind::RecvReduce);
+  EXPECT_EQ(Steps[2].Dst.Buffer, BufferKind::Output);
 }
 
 //===----------------------------------------------------------------------===//

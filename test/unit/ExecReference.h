@@ -144,6 +144,10 @@ private:
     case OpKind::RecvReduceSend:
       write(Grid, A.Rank, St.Dst, Data, true);
       break;
+    case OpKind::RecvReduceCopy:
+      write(Grid, A.Rank, St.Dst, read(Grid, A.Rank, St.Src), false);
+      write(Grid, A.Rank, St.Dst, Data, true);
+      break;
     case OpKind::Exchange:
     case OpKind::ExchangeReduce: ADD_FAILURE() << "a schedule step is never an exchange"; break;
     }

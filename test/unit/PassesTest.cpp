@@ -16,6 +16,7 @@
 #include "compiler/instantiate/Instantiate.h"
 #include "compiler/emit/ScheduleText.h"
 #include "plan/CopyElision.h"
+#include "plan/CopyFolding.h"
 #include "plan/StableSends.h"
 #include "plan/Verifier.h"
 #include "dsl/Frontend.h"
@@ -143,7 +144,10 @@ std::optional<Buffers> run(const Schedule &S, int32_t ValuesPerChunk, std::strin
               Why = "size mismatch at rank " + std::to_string(R) + " step " + std::to_string(I);
               return std::nullopt;
             }
-            bool Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend;
+            if (St.Op == OpKind::RecvReduceCopy)
+              Store(R, St.Dst, Values(R, St.Src), false);
+            bool Reduces = St.Op == OpKind::RecvReduce || St.Op == OpKind::RecvReduceSend ||
+                           St.Op == OpKind::RecvReduceCopy;
             Store(R, St.Dst, In->front(), Reduces);
             In->pop_front();
           }
@@ -478,6 +482,134 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 //===----------------------------------------------------------------------===//
+// Copy folding
+//===----------------------------------------------------------------------===//
+
+Slice scratch(int32_t Chunk, int32_t Count = 1) {
+  return Slice{BufferKind::Scratch, Chunk, Count};
+}
+
+TEST(CopyFolding, ReduceScatterReadsItsInputOnceAtTwoRanks) {
+  Schedule S = library("recursive-halving-reduce-scatter", 2);
+  Schedule Original = S;
+  EXPECT_EQ(plan::foldCopies(S).summary(),
+            "2 recv_reduce_copy (2 into the copy-out's destination), 2 sends from the source");
+  EXPECT_EQ(stepsText(S, 0), (std::vector<std::string>{"send input[1] -> 1 (with next)",
+                                                        "recv_reduce_copy output[0] <- 1 + input[0]"}));
+  EXPECT_EQ(stepsText(S, 1), (std::vector<std::string>{"send input[0] -> 0 (with next)",
+                                                        "recv_reduce_copy output[0] <- 0 + input[1]"}));
+  expectVerified(S);
+  expectSameResult(Original, S, 1);
+}
+
+TEST(CopyFolding, TheRootOfAReduceCombinesIntoOutputOnce) {
+  Schedule S = library("binomial-reduce", 4);
+  Schedule Original = S;
+  plan::CopyFoldingResult R = plan::foldCopies(S);
+  EXPECT_EQ(R.ReduceCopies, 2u);
+  EXPECT_EQ(stepsText(S, 0), (std::vector<std::string>{"recv_reduce_copy output[0] <- 2 + input[0]",
+                                                        "recv_reduce output[0] <- 1"}));
+  // Rank 1 combines its child's data with its input and sends the result
+  // on; rank 3, a leaf, sends its input itself.
+  EXPECT_EQ(stepsText(S, 1), (std::vector<std::string>{"recv_reduce_copy scratch[0] <- 3 + input[0]",
+                                                        "send scratch[0] -> 0"}));
+  EXPECT_EQ(stepsText(S, 3), (std::vector<std::string>{"send input[0] -> 1"}));
+  expectVerified(S);
+  expectSameResult(Original, S, 1);
+}
+
+TEST(CopyFolding, LibraryAlgorithmsComputeTheSame) {
+  const std::pair<const char *, std::vector<int32_t>> Cases[] = {
+      {"recursive-halving-reduce-scatter", {2, 4, 8}}, {"halving-doubling-allreduce", {2, 4, 8}},
+      {"butterfly-allreduce", {2, 4, 8}},               {"binomial-reduce", {2, 3, 4, 5, 8}},
+      {"tree-allreduce", {2, 3, 4, 8}},                 {"ring-reduce-scatter", {2, 3, 4}},
+      {"ring-allreduce", {2, 3, 4}},                    {"ring-reduce", {2, 3, 4}}};
+  for (const auto &[Name, RankCounts] : Cases)
+    for (int32_t NRanks : RankCounts) {
+      Schedule S = library(Name, NRanks);
+      Schedule Original = S;
+      plan::foldCopies(S);
+      SCOPED_TRACE(std::string(Name) + " on " + std::to_string(NRanks) + " ranks");
+      expectVerified(S);
+      expectSameResult(Original, S, 1);
+    }
+}
+
+TEST(CopyFolding, LeavesWhatItCannotFold) {
+  auto Exchange = [](int32_t Peer, Slice Sent, OpKind Op, Slice Received) {
+    Step Out = send(Peer, Sent);
+    Out.WithNext = true;
+    return std::vector<Step>{Out, receive(Op, Peer, Received)};
+  };
+  auto Program = [&](std::vector<Step> Before, int32_t Chunks = 1) {
+    std::vector<std::vector<Step>> Programs;
+    for (int32_t R = 0; R < 2; ++R) {
+      std::vector<Step> P = Before;
+      for (const Step &St : Exchange(1 - R, out(2, Chunks), OpKind::RecvReduce, out(0, Chunks)))
+        P.push_back(St);
+      Programs.push_back(std::move(P));
+    }
+    return handBuilt(std::move(Programs), 4);
+  };
+  Step ByPrimitive = local(OpKind::Copy, in(0), out(0));
+  ByPrimitive.Primitive = "copy_streaming";
+  const std::vector<Schedule> Kept = {
+      // The copy's source changes before the receive.
+      Program({local(OpKind::Copy, out(3), out(0)), local(OpKind::Copy, in(1), out(3))}),
+      // Something reads the copy before the receive combines into it.
+      Program({local(OpKind::Copy, in(0), out(0)), local(OpKind::Copy, out(0), out(1))}),
+      // A copy by a chosen primitive.
+      Program({ByPrimitive}),
+      // In place, the source overlaps the destination without being it.
+      Program({local(OpKind::Copy, in(1, 2), out(0, 2))}, 2),
+  };
+  for (const Schedule &Original : Kept) {
+    Schedule S = Original;
+    EXPECT_EQ(plan::foldCopies(S).ReduceCopies, 0u) << stepsText(Original, 0)[0];
+    EXPECT_EQ(stepsText(S, 0), stepsText(Original, 0));
+  }
+  // A send of scratch that is read again keeps its copy; a combined chunk
+  // of scratch that is read after its copy-out stays in scratch.
+  std::vector<std::vector<Step>> Programs;
+  for (int32_t R = 0; R < 2; ++R) {
+    std::vector<Step> P = {local(OpKind::Copy, in(0, 2), scratch(0, 2))};
+    for (const Step &St : Exchange(1 - R, scratch(1), OpKind::RecvReduce, scratch(0)))
+      P.push_back(St);
+    P.push_back(local(OpKind::Copy, scratch(0), out(0)));
+    P.push_back(local(OpKind::Reduce, scratch(0, 2), out(2, 2)));
+    Programs.push_back(std::move(P));
+  }
+  Schedule S = handBuilt(std::move(Programs), 4);
+  S.Units.Scratch = 1;
+  Schedule Original = S;
+  plan::CopyFoldingResult R = plan::foldCopies(S);
+  EXPECT_EQ(R.summary(),
+            "2 recv_reduce_copy (0 into the copy-out's destination), 0 sends from the source");
+  EXPECT_EQ(stepsText(S, 0),
+            (std::vector<std::string>{"copy input[1] -> scratch[1]",
+                                      "send scratch[1] -> 1 (with next)",
+                                      "recv_reduce_copy scratch[0] <- 1 + input[0]",
+                                      "copy scratch[0] -> output[0]",
+                                      "reduce scratch[0..2] -> output[2..4]"}));
+  expectSameResult(Original, S, 1);
+}
+
+TEST(CopyFolding, RotatedSchedulesAreLeftAlone) {
+  // Rank 0's program alone, which every rank runs rotated: its copy may
+  // not be cut where the other ranks' would not be.
+  Step Out = send(1, out(2));
+  Out.WithNext = true;
+  Schedule S = handBuilt({{local(OpKind::Copy, in(0, 2), out(0, 2)), Out,
+                           receive(OpKind::RecvReduce, 1, out(0))}},
+                         4);
+  S.Rotated = Rotation{0};
+  std::vector<std::string> Before = stepsText(S, 0);
+  plan::CopyFoldingResult R = plan::foldCopies(S);
+  EXPECT_EQ(R.ReduceCopies + R.Sends, 0u);
+  EXPECT_EQ(stepsText(S, 0), Before);
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//
 
@@ -632,7 +764,7 @@ std::unique_ptr<PipelineRun> runOn(Schedule &S, const PipelineOptions &Options) 
 
 TEST(Pipeline, RunsThePassesInOrder) {
   EXPECT_EQ(passNames(), (std::vector<std::string>{"channel-parallel", "copy-elision", "chunking",
-                                                   "fusion", "protocol"}));
+                                                   "fusion", "copy-folding", "protocol"}));
   Schedule Original = library("butterfly-allreduce", 4);
   Schedule S = Original;
   PipelineOptions Options;
@@ -661,7 +793,8 @@ TEST(Pipeline, RunsThePassesInOrder) {
 TEST(Pipeline, DisabledPassesDoNotRun) {
   Schedule S = library("ring-allreduce", 4);
   PipelineOptions Options;
-  Options.Disabled = {"fusion"};
+  // Copy folding would fold the unfused receive into the copy before it.
+  Options.Disabled = {"fusion", "copy-folding"};
   Options.PrintAfter = {"all"};
   std::unique_ptr<PipelineRun> Run = runOn(S, Options);
   ASSERT_TRUE(Run->Ok);

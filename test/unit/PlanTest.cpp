@@ -22,13 +22,14 @@ TEST(Vocabulary, EverySpellingParsesBack) {
     EXPECT_EQ(plan::parseDType(plan::dtypeName(T)), T);
   for (plan::RedOp Op : plan::allRedOps())
     EXPECT_EQ(plan::parseRedOp(plan::redOpName(Op)), Op);
-  for (OpKind Op : {OpKind::Send, OpKind::RecvReduceSend, OpKind::Exchange, OpKind::ExchangeReduce})
+  for (OpKind Op : {OpKind::Send, OpKind::RecvReduceSend, OpKind::Exchange, OpKind::ExchangeReduce,
+                    OpKind::RecvReduceCopy})
     EXPECT_EQ(plan::parseOp(plan::opName(Op)), Op);
   EXPECT_EQ(plan::parseDType("bf16"), plan::DType::BF16);
   EXPECT_EQ(plan::parseDType("f33"), std::nullopt);
   EXPECT_EQ(plan::parseCollective("reduce_scatter"), CollectiveKind::ReduceScatter);
   EXPECT_EQ(plan::allDTypes().size(), 10u);
-  EXPECT_EQ(plan::stepOps().size(), 7u) << "schedule steps never are exchanges";
+  EXPECT_EQ(plan::stepOps().size(), 8u) << "schedule steps never are exchanges";
 }
 
 TEST(Vocabulary, ElementSizesMatchTheTemplateTypes) {
