@@ -136,6 +136,31 @@ TEST_F(VerifierTest, ExchangeSendsItsSliceBeforeTheReceiveLands) {
   }
 }
 
+TEST_F(VerifierTest, RecvReduceCopyCombinesItsSourceWithTheMessage) {
+  // Halving-doubling at 2 ranks with its copy folded into the first receive.
+  auto Build = [&](Slice Local) {
+    Schedule S = make(CollectiveKind::AllReduce, 2, 2);
+    for (int32_t R = 0; R < 2; ++R) {
+      add(S, R, withNext(send(1 - R, in(1 - R), 1)));
+      add(S, R, step(OpKind::RecvReduceCopy, 1 - R, R == 0 ? Local : in(R), out(R), 2));
+      add(S, R, withNext(send(1 - R, out(R), 3)));
+      add(S, R, recv(1 - R, out(1 - R), 3));
+    }
+    return S;
+  };
+  EXPECT_TRUE(verify(Build(in(0)))) << Out.str();
+  // Combining rank 0's chunk 1 instead counts the peer's chunk 1 twice and
+  // misses rank 0's chunk 0.
+  EXPECT_FALSE(verify(Build(in(1))));
+  // A source of another size is refused where the step is.
+  Out.str("");
+  EXPECT_FALSE(verify(Build(in(0, 2))));
+  EXPECT_NE(Out.str().find("algo.ccl:2:1: error: rank 0 channel 0 step 1: recv_reduce_copy "
+                           "reads 2 chunks (input[0..2]) but writes 1 chunk (output[0])"),
+            std::string::npos)
+      << Out.str();
+}
+
 TEST_F(VerifierTest, BothRanksReceivingFirstDeadlock) {
   Schedule S = make(CollectiveKind::AllReduce, 2);
   for (int32_t R = 0; R < 2; ++R) {
