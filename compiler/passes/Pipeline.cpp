@@ -66,8 +66,8 @@ const std::vector<Pass> &passes() {
        [](sched::Schedule &S, const PipelineOptions &,
           DiagnosticEngine &) -> std::optional<std::string> { return fuseSteps(S).summary(); }},
       {"copy-folding",
-       [](sched::Schedule &S, const PipelineOptions &,
-          DiagnosticEngine &) -> std::optional<std::string> { return plan::foldCopies(S).summary(); }},
+       [](sched::Schedule &S, const PipelineOptions &, DiagnosticEngine &)
+           -> std::optional<std::string> { return plan::foldCopies(S).summary(); }},
       {"protocol",
        [](sched::Schedule &S, const PipelineOptions &Opts, DiagnosticEngine &)
            -> std::optional<std::string> { return selectProtocol(S, Opts.Proto).summary(); }},

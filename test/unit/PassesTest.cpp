@@ -494,10 +494,12 @@ TEST(CopyFolding, ReduceScatterReadsItsInputOnceAtTwoRanks) {
   Schedule Original = S;
   EXPECT_EQ(plan::foldCopies(S).summary(),
             "2 recv_reduce_copy (2 into the copy-out's destination), 2 sends from the source");
-  EXPECT_EQ(stepsText(S, 0), (std::vector<std::string>{"send input[1] -> 1 (with next)",
-                                                        "recv_reduce_copy output[0] <- 1 + input[0]"}));
-  EXPECT_EQ(stepsText(S, 1), (std::vector<std::string>{"send input[0] -> 0 (with next)",
-                                                        "recv_reduce_copy output[0] <- 0 + input[1]"}));
+  EXPECT_EQ(stepsText(S, 0),
+            (std::vector<std::string>{"send input[1] -> 1 (with next)",
+                                      "recv_reduce_copy output[0] <- 1 + input[0]"}));
+  EXPECT_EQ(stepsText(S, 1),
+            (std::vector<std::string>{"send input[0] -> 0 (with next)",
+                                      "recv_reduce_copy output[0] <- 0 + input[1]"}));
   expectVerified(S);
   expectSameResult(Original, S, 1);
 }
@@ -507,12 +509,14 @@ TEST(CopyFolding, TheRootOfAReduceCombinesIntoOutputOnce) {
   Schedule Original = S;
   plan::CopyFoldingResult R = plan::foldCopies(S);
   EXPECT_EQ(R.ReduceCopies, 2u);
-  EXPECT_EQ(stepsText(S, 0), (std::vector<std::string>{"recv_reduce_copy output[0] <- 2 + input[0]",
-                                                        "recv_reduce output[0] <- 1"}));
+  EXPECT_EQ(stepsText(S, 0),
+            (std::vector<std::string>{"recv_reduce_copy output[0] <- 2 + input[0]",
+                                      "recv_reduce output[0] <- 1"}));
   // Rank 1 combines its child's data with its input and sends the result
   // on; rank 3, a leaf, sends its input itself.
-  EXPECT_EQ(stepsText(S, 1), (std::vector<std::string>{"recv_reduce_copy scratch[0] <- 3 + input[0]",
-                                                        "send scratch[0] -> 0"}));
+  EXPECT_EQ(stepsText(S, 1),
+            (std::vector<std::string>{"recv_reduce_copy scratch[0] <- 3 + input[0]",
+                                      "send scratch[0] -> 0"}));
   EXPECT_EQ(stepsText(S, 3), (std::vector<std::string>{"send input[0] -> 1"}));
   expectVerified(S);
   expectSameResult(Original, S, 1);
