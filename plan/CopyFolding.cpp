@@ -101,15 +101,21 @@ private:
   size_t foldReceive(size_t J) {
     const Slice A = Steps[J].Dst;
     std::optional<size_t> I = copyFor(J, A);
-    if (!I)
+    if (!I || !readableWhileWritten(sourceOf(Steps[*I], A), A)) {
+      // No copy to fold; the receive may still combine what A holds into
+      // where A is copied out.
+      if (forward(J, A)) {
+        Steps[J].Op = OpKind::RecvReduceCopy;
+        ++Result.ReduceCopies;
+        ++Result.Forwarded;
+      }
       return J;
+    }
     const Slice X = sourceOf(Steps[*I], A);
-    if (!readableWhileWritten(X, A))
-      return J;
     Steps[J].Op = OpKind::RecvReduceCopy;
     Steps[J].Src = X;
     ++Result.ReduceCopies;
-    if (forward(J))
+    if (forward(J, X))
       ++Result.Forwarded;
     return cutCopy(*I, A) + J - 1;
   }
@@ -126,11 +132,11 @@ private:
     return cutCopy(*I, A) + J - 1;
   }
 
-  /// Where the recv_reduce_copy at J writes scratch that the next step to
-  /// touch it copies out and nothing touches after, writes it where that
-  /// copy would, and drops the copy.
-  bool forward(size_t J) {
-    const Slice A = Steps[J].Dst, X = Steps[J].Src;
+  /// Where the receive at J, combining the message with X, writes scratch
+  /// that the next step to touch it copies out and nothing touches after,
+  /// makes it read X and write where that copy would, and drops the copy.
+  bool forward(size_t J, const Slice &X) {
+    const Slice A = Steps[J].Dst;
     if (A.Buffer != BufferKind::Scratch)
       return false;
     size_t K = J + 1;
@@ -145,6 +151,7 @@ private:
     for (size_t M = J + 1; M < K; ++M)
       if (touches(Steps[M], B))
         return false;
+    Steps[J].Src = X;
     Steps[J].Dst = B;
     Steps.erase(Steps.begin() + std::ptrdiff_t(K));
     return true;

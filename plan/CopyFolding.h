@@ -15,11 +15,13 @@
 // read in place. The copy keeps the rest of A. A fold needs that no step in
 // between touches A' or writes X'; a send's, that A' is scratch which
 // nothing touches after it (output holds the result, and keeps its copy).
-// And where a folded receive's A' is scratch that the next step to touch it
-// copies out, with nothing reading it after (`copy(scratch[rank], output)`),
-// the receive writes the result where that copy would have put it:
+// And where a receive that combines into scratch A' is the last to write it
+// before the next step to touch A' copies it out, with nothing touching it
+// after (`copy(scratch[rank], output)`), the receive writes the result where
+// that copy would have put it:
 //
 //   recv_reduce_copy A' <- P + X' ... copy A' -> B   into  recv_reduce_copy B <- P + X'
+//   recv_reduce A' <- P ... copy A' -> B             into  recv_reduce_copy B <- P + A'
 //
 // when no step in between touches B. At 2 ranks the recursive-halving
 // reduce-scatter then reads each rank's input once, its peer's half in
@@ -47,8 +49,8 @@
 namespace cclc::plan {
 
 struct CopyFoldingResult {
-  size_t ReduceCopies = 0; ///< recv_reduce steps that took in a copy.
-  size_t Forwarded = 0;    ///< Of those, the ones that write the copy-out's destination.
+  size_t ReduceCopies = 0; ///< recv_reduce steps that became recv_reduce_copy.
+  size_t Forwarded = 0;    ///< Of those, the ones that write a copy-out's destination.
   size_t Sends = 0;        ///< Sends that now read the copy's source.
   /// "4 recv_reduce_copy (2 into the copy-out's destination), 2 sends from
   /// the source" for the statistics line.

@@ -331,7 +331,13 @@ Socket Socket::connect(const SocketAddress &To, const Deadline &D, const std::st
         ::getsockopt(S.Fd, SOL_SOCKET, SO_ERROR, &Err, &Len);
       }
     }
-    if (Err == 0)
+    // A connect to a local port that nothing listens on yet may be given
+    // that port as its own and connect the socket to itself (TCP's
+    // simultaneous open); it then holds the port the listener is about to
+    // bind. Such a socket is closed and the connect tried again.
+    if (Err == 0 && S.localAddress().str() == S.peerAddress().str())
+      Err = ECONNREFUSED;
+    else if (Err == 0)
       return S;
     // Nothing listens yet, or the listener's backlog is full: try again.
     if (Err != ECONNREFUSED && Err != ETIMEDOUT && Err != EAGAIN && Err != ECONNRESET)

@@ -504,6 +504,22 @@ TEST(CopyFolding, ReduceScatterReadsItsInputOnceAtTwoRanks) {
   expectSameResult(Original, S, 1);
 }
 
+TEST(CopyFolding, ALastCombineIntoScratchWritesWhereItIsCopiedOut) {
+  // At 4 ranks the second round combines into what the first left in
+  // scratch: that receive writes output, and the copy-out goes.
+  Schedule S = library("recursive-halving-reduce-scatter", 4);
+  Schedule Original = S;
+  EXPECT_EQ(plan::foldCopies(S).summary(),
+            "8 recv_reduce_copy (4 into the copy-out's destination), 4 sends from the source");
+  EXPECT_EQ(stepsText(S, 0),
+            (std::vector<std::string>{"send input[2..4] -> 2 (with next)",
+                                      "recv_reduce_copy scratch[0..2] <- 2 + input[0..2]",
+                                      "send scratch[1] -> 1 (with next)",
+                                      "recv_reduce_copy output[0] <- 1 + scratch[0]"}));
+  expectVerified(S);
+  expectSameResult(Original, S, 1);
+}
+
 TEST(CopyFolding, TheRootOfAReduceCombinesIntoOutputOnce) {
   Schedule S = library("binomial-reduce", 4);
   Schedule Original = S;
