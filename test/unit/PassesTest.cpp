@@ -489,35 +489,34 @@ Slice scratch(int32_t Chunk, int32_t Count = 1) {
   return Slice{BufferKind::Scratch, Chunk, Count};
 }
 
-TEST(CopyFolding, ReduceScatterReadsItsInputOnceAtTwoRanks) {
-  Schedule S = library("recursive-halving-reduce-scatter", 2);
+/// Folds the copies of algorithms/<Name>.ccl on NRanks ranks: the pass's
+/// statistics line is Summary and rank 0's program Rank0, and the result
+/// verifies and computes what the original does.
+void expectFolded(const std::string &Name, int32_t NRanks, const std::string &Summary,
+                  const std::vector<std::string> &Rank0) {
+  Schedule S = library(Name, NRanks);
   Schedule Original = S;
-  EXPECT_EQ(plan::foldCopies(S).summary(),
-            "2 recv_reduce_copy (2 into the copy-out's destination), 2 sends from the source");
-  EXPECT_EQ(stepsText(S, 0),
-            (std::vector<std::string>{"send input[1] -> 1 (with next)",
-                                      "recv_reduce_copy output[0] <- 1 + input[0]"}));
-  EXPECT_EQ(stepsText(S, 1),
-            (std::vector<std::string>{"send input[0] -> 0 (with next)",
-                                      "recv_reduce_copy output[0] <- 0 + input[1]"}));
+  EXPECT_EQ(plan::foldCopies(S).summary(), Summary);
+  EXPECT_EQ(stepsText(S, 0), Rank0);
   expectVerified(S);
   expectSameResult(Original, S, 1);
+}
+
+TEST(CopyFolding, ReduceScatterReadsItsInputOnceAtTwoRanks) {
+  expectFolded("recursive-halving-reduce-scatter", 2,
+               "2 recv_reduce_copy (2 into the copy-out's destination), 2 sends from the source",
+               {"send input[1] -> 1 (with next)", "recv_reduce_copy output[0] <- 1 + input[0]"});
 }
 
 TEST(CopyFolding, ALastCombineIntoScratchWritesWhereItIsCopiedOut) {
   // At 4 ranks the second round combines into what the first left in
   // scratch: that receive writes output, and the copy-out goes.
-  Schedule S = library("recursive-halving-reduce-scatter", 4);
-  Schedule Original = S;
-  EXPECT_EQ(plan::foldCopies(S).summary(),
-            "8 recv_reduce_copy (4 into the copy-out's destination), 4 sends from the source");
-  EXPECT_EQ(stepsText(S, 0),
-            (std::vector<std::string>{"send input[2..4] -> 2 (with next)",
-                                      "recv_reduce_copy scratch[0..2] <- 2 + input[0..2]",
-                                      "send scratch[1] -> 1 (with next)",
-                                      "recv_reduce_copy output[0] <- 1 + scratch[0]"}));
-  expectVerified(S);
-  expectSameResult(Original, S, 1);
+  expectFolded("recursive-halving-reduce-scatter", 4,
+               "8 recv_reduce_copy (4 into the copy-out's destination), 4 sends from the source",
+               {"send input[2..4] -> 2 (with next)",
+                "recv_reduce_copy scratch[0..2] <- 2 + input[0..2]",
+                "send scratch[1] -> 1 (with next)",
+                "recv_reduce_copy output[0] <- 1 + scratch[0]"});
 }
 
 TEST(CopyFolding, TheRootOfAReduceCombinesIntoOutputOnce) {
