@@ -104,8 +104,13 @@ std::unique_ptr<Bootstrap> bootstrapFromRendezvous(const Rendezvous &R,
   UniqueId Id = makeUniqueId(RootAddr, R.Secret);
   if (R.Rank != 0)
     return Bootstrap::init(Id, R.Rank, R.Size, Timeout);
-  // The root has served every rank once this rank's init returns.
-  Root Server(SocketAddress::any(RootAddr.Sa.sa_family, R.RootPort), RootAddr, R.Secret, Timeout);
+  // The root has served every rank once this rank's init returns. It
+  // listens where the other ranks reach it: on loopback only, where
+  // MASTER_ADDR names it (a job of this host), else on every interface, as
+  // the address other hosts resolve MASTER_ADDR to may be any of this one's.
+  SocketAddress Bind =
+      RootAddr.isLoopback() ? RootAddr : SocketAddress::any(RootAddr.Sa.sa_family, R.RootPort);
+  Root Server(Bind, RootAddr, R.Secret, Timeout);
   return Bootstrap::init(Id, R.Rank, R.Size, Timeout);
 }
 

@@ -120,6 +120,12 @@ std::string SocketAddress::str() const {
   return "an unknown address";
 }
 
+bool SocketAddress::isLoopback() const {
+  if (Sa.sa_family == AF_INET6)
+    return IN6_IS_ADDR_LOOPBACK(&V6.sin6_addr);
+  return Sa.sa_family == AF_INET && (ntohl(V4.sin_addr.s_addr) >> 24) == 127;
+}
+
 SocketAddress SocketAddress::from(const sockaddr *Sa) {
   SocketAddress Addr;
   if (Sa->sa_family == AF_INET6)

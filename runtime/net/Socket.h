@@ -46,6 +46,8 @@ union SocketAddress {
   void setPort(uint16_t Port);
   /// "192.0.2.1:5000" or "[fd00::1]:5000".
   std::string str() const;
+  /// Whether the address is this host's loopback (127.0.0.0/8 or ::1).
+  bool isLoopback() const;
 
   /// A copy of the IPv4 or IPv6 address Sa.
   static SocketAddress from(const sockaddr *Sa);

@@ -181,6 +181,17 @@ TEST(Bootstrap, InterfaceFromEnvironment) {
   EXPECT_THROW(findInterface(), NetError);
 }
 
+/// A launched job's root listens on loopback alone where MASTER_ADDR is
+/// loopback (bootstrapFromRendezvous), so this must tell such addresses.
+TEST(Bootstrap, LoopbackAddressesAreKnown) {
+  for (const char *Host : {"127.0.0.1", "127.1.2.3", "::1"})
+    EXPECT_TRUE(SocketAddress::resolve(Host, 29500).isLoopback()) << Host;
+  for (const char *Host : {"10.77.0.1", "192.0.2.1", "fd00::1"})
+    EXPECT_FALSE(SocketAddress::resolve(Host, 29500).isLoopback()) << Host;
+  EXPECT_FALSE(SocketAddress::any(AF_INET, 29500).isLoopback());
+  EXPECT_FALSE(SocketAddress::any(AF_INET6, 29500).isLoopback());
+}
+
 namespace {
 
 class LoopbackJob : public ::testing::TestWithParam<const char *> {};
