@@ -100,8 +100,9 @@ private:
   /// may; returns J's new position.
   size_t foldReceive(size_t J) {
     const Slice A = Steps[J].Dst;
-    std::optional<size_t> I = copyFor(J, A);
-    if (!I || !readableWhileWritten(sourceOf(Steps[*I], A), A)) {
+    const std::optional<size_t> I = copyFor(J, A);
+    const Slice X = I ? sourceOf(Steps[*I], A) : A;
+    if (!I || !readableWhileWritten(X, A)) {
       // No copy to fold; the receive may still combine what A holds into
       // where A is copied out.
       if (forward(J, A)) {
@@ -111,7 +112,6 @@ private:
       }
       return J;
     }
-    const Slice X = sourceOf(Steps[*I], A);
     Steps[J].Op = OpKind::RecvReduceCopy;
     Steps[J].Src = X;
     ++Result.ReduceCopies;

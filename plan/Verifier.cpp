@@ -112,6 +112,10 @@ struct Wait {
 
 bool writesDestination(OpKind Op) { return Op != OpKind::Send; }
 
+/// True for steps that write their Dst from their Src chunk for chunk
+/// (copy, reduce, recv_reduce_copy).
+bool writesFromSource(OpKind Op) { return plan::opReadsSource(Op) && writesDestination(Op); }
+
 /// One past the last step of the WithNext group starting at First.
 int32_t groupEnd(const std::vector<Step> &Steps, int32_t First) {
   int32_t Last = First;
@@ -360,9 +364,7 @@ void Verifier::checkStructure() {
           if (St.Dst.Buffer == BufferKind::Input)
             error(At, op(At) + " writes " + sliceName(St.Dst) + ", but input is read-only");
         }
-        // Steps that write what they read chunk for chunk.
-        if (plan::opReadsSource(St.Op) && writesDestination(St.Op) &&
-            St.Src.Count != St.Dst.Count)
+        if (writesFromSource(St.Op) && St.Src.Count != St.Dst.Count)
           error(At, op(At) + " reads " + chunkCount(St.Src.Count) + " (" + sliceName(St.Src) +
                         ") but writes " + chunkCount(St.Dst.Count) + " (" + sliceName(St.Dst) +
                         ")");
@@ -427,7 +429,7 @@ void Verifier::setUp() {
           if ((plan::opReadsSource(St.Op) && St.Src.Buffer == BufferKind::Scratch) ||
               (writesDestination(St.Op) && St.Dst.Buffer == BufferKind::Scratch))
             UsesScratch[size_t(Running)] = true;
-          if (St.Op == OpKind::Copy || St.Op == OpKind::Reduce || St.Op == OpKind::RecvReduceCopy)
+          if (writesFromSource(St.Op))
             MaxLocal = std::max(MaxLocal, St.Src.Count);
           if (opReceives(St.Op)) {
             Connection &In = Connections[connection(A, St.Peer, false)];

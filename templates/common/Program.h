@@ -42,7 +42,7 @@ enum class OpKind : uint8_t {
   RecvCopySend,   ///< Dst = data from RecvPeer, then Dst -> SendPeer.
   Exchange,       ///< Send Src to SendPeer while receiving Dst from RecvPeer.
   ExchangeReduce, ///< Send Src to SendPeer while combining RecvPeer's message into Dst.
-  RecvReduceCopy, ///< Dst = Src (op) data from RecvPeer: a copy and a recv_reduce in one pass.
+  RecvReduceCopy, ///< Dst = Src (op) data from RecvPeer: a copy and a recv_reduce in one step.
 };
 
 /// The buffers of a collective call: the caller's input and output, and the
