@@ -76,6 +76,10 @@ struct SendCost {
   PathType Path = PathType::LOC;
   sched::Protocol Proto = sched::Protocol::Simple;
   bool Open = false;
+  /// It sends from input, which nothing writes, to a receive that reduces
+  /// it: on a host the receiver combines it straight from the sender's
+  /// buffer, which the sender leaves where it lies (plan/StableSends.h).
+  bool ReadInPlace = false;
   double Bw = 0; ///< Bytes per us.
   auto operator<=>(const SendCost &) const = default;
 };
@@ -168,6 +172,19 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
   const double ChannelBw = ChannelBwGBs * 1e3; // Bytes per us; 0 for no limit.
   std::map<SendCost, int32_t> SendIds;
   std::map<int32_t, int32_t> LocalIds;
+  // Messages on a connection are taken in the order they are sent: per
+  // connection, whether each receive reduces, and how many sends are matched.
+  std::unordered_map<uint64_t, std::vector<bool>> ReceivesReduce;
+  std::unordered_map<uint64_t, size_t> Matched;
+  auto Key = [&](int32_t From, int32_t To, int32_t C) {
+    return (static_cast<uint64_t>(From) * NRanks + To) * NChannels + C;
+  };
+  for (int32_t R = 0; R < S.NRanks; ++R)
+    for (int32_t C : Channels)
+      for (const Step &St : S.Ranks[R].Channels[C].Steps)
+        if (sched::opReceives(St.Op))
+          ReceivesReduce[Key(St.Peer, R, C)].push_back(St.Op == OpKind::RecvReduce ||
+                                                       St.Op == OpKind::RecvReduceCopy);
   for (int32_t R = 0; R < S.NRanks; ++R)
     for (int32_t C : Channels) {
       std::vector<SimStep> &Lane = Lanes.emplace_back();
@@ -185,7 +202,12 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
         int32_t To = St.sendTarget();
         Sim.SendConn = connection(R, To, C);
         const RankLink &Link = Links.link(R, To);
+        const std::vector<bool> &Reduces = ReceivesReduce[Key(R, To, C)];
+        const size_t Message = Matched[Key(R, To, C)]++;
+        bool ReadInPlace = St.Op == OpKind::Send && St.Src.Buffer == plan::BufferKind::Input &&
+                           Message < Reduces.size() && Reduces[Message];
         SendCost Cost{St.sentSlice().Count, Link.Type, St.Proto, passes::takesProtocol(St),
+                      ReadInPlace,
                       Link.BwGBs * 1e3 / Sharers[static_cast<uint64_t>(R) * S.NRanks + To]};
         if (ChannelBw > 0)
           Cost.Bw = std::min(Cost.Bw, ChannelBw);
@@ -314,8 +336,12 @@ Simulation::Simulation(const SimProgram &P, int32_t Factor,
       // A host executor sends every message the simple way.
       sched::Protocol Used =
           Cpu ? sched::Protocol::Simple : protocolUsed(Cost.Path, Proto, Message);
-      SendTimes.push_back((Cpu ? Cpu->MessageUs : linkLatencyUs(Cost.Path, Used)) +
-                          Message / (Cost.Bw * bandwidthShare(Used)));
+      // A message its receiver combines from the sender's buffer moves in
+      // the receiver's reduction (its rate counts the read across ranks).
+      SendTimes.push_back(Cpu && Cost.ReadInPlace
+                              ? Cpu->MessageUs
+                              : (Cpu ? Cpu->MessageUs : linkLatencyUs(Cost.Path, Used)) +
+                                    Message / (Cost.Bw * bandwidthShare(Used)));
     }
   const double LocalBw = (Cpu ? Cpu->ReduceGBs : topo::LocBw) * 1e3; // Bytes per us.
   for (int32_t Chunks : P.Locals)

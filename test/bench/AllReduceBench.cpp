@@ -190,7 +190,7 @@ const CollectiveCalls Calls[] = {
        glooFunction<gloo::BroadcastOptions, gloo::broadcast>}}},
     {"reduce",
      false,
-     {"binomial-reduce", "ring-reduce"},
+     {"binomial-reduce", "halving-doubling-reduce", "ring-reduce"},
      [](const float *In, float *Out, const Message &M, cclcComm_t Comm) {
        return cclcReduce(In, Out, M.SendCount, cclcFloat32, cclcSum, Root, Comm, nullptr);
      },
