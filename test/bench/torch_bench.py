@@ -10,6 +10,9 @@ each joins a gloo group and a cclc group over the same ranks and times
     about 25M parameters on a small batch, so that communication weighs,
     and the same step without DDP ("local"): the part of the step that no
     backend can speed up.
+The DDP step is timed again with DDP_DISABLE_COMM_MEM=0, where DDP asks the
+group's backend for its gradient buckets' memory ("buckets": cclc's backend
+gives memory the ranks map, gloo gives none and DDP allocates as usual).
 Both are timed again with the tensors in memory the ranks map
 (cclc.torch.use_mapped_memory): the all_reduce on cclc ("cclc mapped"), and
 the whole DDP comparison with that allocator serving every large tensor of
@@ -178,6 +181,11 @@ def rank_main(args):
                 "cclc mapped": (groups["cclc"], True)}
     rows = allreduce_table(variants, args.rounds, dist, torch)
     ddp, params = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
+    # DDP asks each group's backend for its buckets' memory where this is 0:
+    # cclc's are then mapped, gloo's come from PyTorch's allocator as before.
+    os.environ["DDP_DISABLE_COMM_MEM"] = "0"
+    ddp_buckets, _ = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
+    del os.environ["DDP_DISABLE_COMM_MEM"]
     cclc.torch.use_mapped_memory()
     ddp_mapped, _ = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
     if dist.get_rank() == 0:
@@ -193,7 +201,8 @@ def rank_main(args):
               f"ms per step")
         print(f"{'allocator':>10} {'gloo':>12} {'cclc':>12} {'local':>12} {'cclc speedup':>13} "
               f"{'beyond local':>13}")
-        for allocator, times in (("PyTorch's", ddp), ("mapped", ddp_mapped)):
+        for allocator, times in (("PyTorch's", ddp), ("buckets", ddp_buckets),
+                                 ("mapped", ddp_mapped)):
             beyond = (times['gloo'] - times['local']) / max(times['cclc'] - times['local'], 1e-9)
             print(f"{allocator:>10} {times['gloo'] * 1e3:12.1f} {times['cclc'] * 1e3:12.1f} "
                   f"{times['local'] * 1e3:12.1f} {times['gloo'] / times['cclc']:12.2f}x "
@@ -203,7 +212,8 @@ def rank_main(args):
                 w = csv.writer(f)
                 for nbytes, t in rows:
                     w.writerow([world, "all_reduce", nbytes, t["gloo"], t["cclc"], t["cclc mapped"]])
-                for allocator, times in (("ddp_step", ddp), ("ddp_step_mapped", ddp_mapped)):
+                for allocator, times in (("ddp_step", ddp), ("ddp_step_buckets", ddp_buckets),
+                                         ("ddp_step_mapped", ddp_mapped)):
                     w.writerow([world, allocator, params, times["gloo"], times["cclc"],
                                 times["local"]])
     dist.destroy_process_group()

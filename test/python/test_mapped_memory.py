@@ -58,3 +58,15 @@ def test_ddp_on_mapped_memory(tmp_path):
         assert result["cclc"] == pytest.approx(result["gloo"], rel=1e-4, abs=1e-5), f"rank {rank}"
         assert result["replicas_agree"], f"rank {rank}: replicas diverged under cclc"
         assert result["mapped_buffers"] > 0
+
+
+def test_ddp_buckets_from_the_backend(tmp_path):
+    """With DDP_DISABLE_COMM_MEM=0 DDP takes its buckets from the backend:
+    cclc's are mapped (and trained on exactly as heap buckets), gloo's not."""
+    job = run_job("ddp.py", 2, tmp_path, "buckets")
+    assert job.codes == [0, 0], job.describe()
+    for rank, result in enumerate(job.results):
+        assert result["cclc"] == pytest.approx(result["gloo"], rel=1e-4, abs=1e-5), f"rank {rank}"
+        assert result["replicas_agree"], f"rank {rank}: replicas diverged under cclc"
+        assert result["cclc_bucket_bytes"] > 0, f"rank {rank}: DDP's buckets were not mapped"
+        assert result["gloo_bucket_bytes"] == 0, f"rank {rank}: gloo's buckets were mapped"

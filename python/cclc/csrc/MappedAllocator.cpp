@@ -4,13 +4,14 @@
 
 #include <cclc.h>
 
+#include <ATen/Functions.h>
 #include <c10/core/CPUAllocator.h>
 
 #include <unistd.h>
 
 namespace cclc::torch {
 
-std::atomic<MappedAllocator *> MappedAllocator::Installed{nullptr};
+std::atomic<MappedAllocator *> MappedAllocator::Made{nullptr};
 
 namespace {
 
@@ -29,14 +30,18 @@ size_t pageRounded(size_t Bytes) {
 
 } // namespace
 
-void MappedAllocator::use(size_t MinBytes, size_t CacheBytes) {
+MappedAllocator &MappedAllocator::instance() {
   static std::once_flag Once;
   std::call_once(Once, [] {
-    auto *A = new MappedAllocator(c10::GetCPUAllocator());
-    Installed.store(A, std::memory_order_release);
-    c10::SetCPUAllocator(A, Priority);
+    Made.store(new MappedAllocator(c10::GetCPUAllocator()), std::memory_order_release);
   });
-  MappedAllocator *A = Installed.load(std::memory_order_acquire);
+  return *Made.load(std::memory_order_acquire);
+}
+
+void MappedAllocator::use(size_t MinBytes, size_t CacheBytes) {
+  static std::once_flag Once;
+  MappedAllocator *A = &instance();
+  std::call_once(Once, [A] { c10::SetCPUAllocator(A, Priority); });
   {
     std::lock_guard<std::mutex> Guard(A->Lock);
     A->CacheBytes = CacheBytes;
@@ -46,8 +51,17 @@ void MappedAllocator::use(size_t MinBytes, size_t CacheBytes) {
     emptyCache();
 }
 
+at::Tensor MappedAllocator::mappedTensor(int64_t Size, const at::TensorOptions &Options) {
+  MappedAllocator &A = instance();
+  size_t Bytes = size_t(Size) * Options.dtype().itemsize();
+  void *P = Bytes ? A.take(pageRounded(Bytes)) : nullptr;
+  if (!P)
+    return at::empty({Size}, Options);
+  return at::from_blob(P, {Size}, &release, Options);
+}
+
 MappedAllocator::Stats MappedAllocator::stats() {
-  MappedAllocator *A = Installed.load(std::memory_order_acquire);
+  MappedAllocator *A = Made.load(std::memory_order_acquire);
   if (!A)
     return {};
   std::lock_guard<std::mutex> Guard(A->Lock);
@@ -55,7 +69,7 @@ MappedAllocator::Stats MappedAllocator::stats() {
 }
 
 void MappedAllocator::emptyCache() {
-  MappedAllocator *A = Installed.load(std::memory_order_acquire);
+  MappedAllocator *A = Made.load(std::memory_order_acquire);
   if (!A)
     return;
   std::multimap<size_t, void *> Freed;
@@ -101,7 +115,7 @@ void *MappedAllocator::take(size_t Bytes) {
 }
 
 void MappedAllocator::release(void *P) {
-  MappedAllocator *A = Installed.load(std::memory_order_acquire);
+  MappedAllocator *A = Made.load(std::memory_order_acquire);
   size_t Bytes = 0;
   {
     std::lock_guard<std::mutex> Guard(A->Lock);

@@ -18,9 +18,16 @@
 // every step, where PyTorch's own CPU allocator hands large blocks back to
 // the system at once and faults them in again at the next step.
 //
+// The same allocator, not installed, serves the backend's allocateTensor:
+// torch's DistributedDataParallel asks the group's backend for the memory
+// of its gradient buckets (where DDP_DISABLE_COMM_MEM=0), so the buckets,
+// the tensors every all_reduce of a training step runs on, can be mapped
+// while the rest of the process keeps PyTorch's allocator.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 
 #include <atomic>
@@ -44,6 +51,10 @@ public:
   /// CacheBytes of freed buffers. MinBytes of 0 serves none: every
   /// allocation goes to the allocator it replaced again.
   static void use(size_t MinBytes, size_t CacheBytes);
+  /// A CPU tensor of Size elements in memory from cclcMemAlloc, whatever
+  /// the size, or in the replaced allocator's memory where cclcMemAlloc
+  /// fails (the runtime then moves its messages as it does the heap's).
+  static at::Tensor mappedTensor(int64_t Size, const at::TensorOptions &Options);
   /// The installed allocator's figures; zero before use().
   static Stats stats();
   /// Hands every idle buffer back to the system.
@@ -57,6 +68,9 @@ public:
 
 private:
   explicit MappedAllocator(c10::Allocator *Fallback) : Fallback(Fallback) {}
+  /// The process's allocator, made on first use around PyTorch's CPU
+  /// allocator of that time; use() installs this same one.
+  static MappedAllocator &instance();
   /// A buffer of at least Bytes: an idle one not much larger, else a new
   /// one; null when cclcMemAlloc fails.
   void *take(size_t Bytes);
@@ -66,9 +80,9 @@ private:
   /// Keeps Bytes of buffer P for reuse, or frees it past the cache's size.
   void keep(void *P, size_t Bytes);
 
-  /// The installed allocator; never destroyed, since tensors may outlive
+  /// The allocator once made; never destroyed, since tensors may outlive
   /// every static object.
-  static std::atomic<MappedAllocator *> Installed;
+  static std::atomic<MappedAllocator *> Made;
 
   c10::Allocator *const Fallback;
   std::atomic<size_t> MinBytes{0};

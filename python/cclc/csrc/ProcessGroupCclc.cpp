@@ -1,6 +1,7 @@
 //===- ProcessGroupCclc.cpp - torch.distributed's "cclc" backend ----------===//
 
 #include "ProcessGroupCclc.h"
+#include "MappedAllocator.h"
 
 #include <ATen/Functions.h>
 #include <ATen/core/ivalue.h>
@@ -802,6 +803,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupCclc::barrier(const c10d::BarrierOpti
   // Queued after every call before it, so it also waits for them.
   return submit(c10d::OpType::BARRIER, {}, 0,
                 allreduceInPlace(at::zeros({1}, at::kInt), c10d::ReduceOp::SUM));
+}
+
+at::Tensor ProcessGroupCclc::allocateTensor(long Size, at::TensorOptions Options) {
+  if (!Options.device().is_cpu())
+    return at::empty({Size}, Options);
+  return MappedAllocator::mappedTensor(Size, Options);
 }
 
 c10::intrusive_ptr<c10d::Backend>

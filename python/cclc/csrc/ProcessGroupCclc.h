@@ -193,6 +193,14 @@ public:
                                       int Tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions &Opts) override;
 
+  /// Host memory the ranks of the host map serves the tensors torch asks the
+  /// backend for (DistributedDataParallel's gradient buckets): a collective
+  /// on them moves each large message in one memcpy and reduces straight
+  /// from the peer's tensor. CUDA devices (an index of 0 or more) allocate
+  /// as usual.
+  bool supportsTensorAlloc(c10::DeviceIndex DeviceIdx) override { return DeviceIdx < 0; }
+  at::Tensor allocateTensor(long Size, at::TensorOptions Options = {}) override;
+
 private:
   /// A call's body: runs on the queue's thread or the caller's, given the
   /// CUDA stream to enqueue on (null for host tensors), which is then also
