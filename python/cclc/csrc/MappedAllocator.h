@@ -55,7 +55,7 @@ public:
   /// the size, or in the replaced allocator's memory where cclcMemAlloc
   /// fails (the runtime then moves its messages as it does the heap's).
   static at::Tensor mappedTensor(int64_t Size, const at::TensorOptions &Options);
-  /// The installed allocator's figures; zero before use().
+  /// The allocator's figures; zero before use() or mappedTensor().
   static Stats stats();
   /// Hands every idle buffer back to the system.
   static void emptyCache();
