@@ -116,6 +116,10 @@ public:
 
 private:
   int32_t connection(int32_t From, int32_t To, int32_t Channel);
+  /// What names the (sender, receiver, channel) FIFO in maps.
+  uint64_t connectionKey(int32_t From, int32_t To, int32_t Channel) const {
+    return (static_cast<uint64_t>(From) * NRanks + To) * NChannels + Channel;
+  }
   /// The index of Value in List, appended when new.
   template <typename T>
   static int32_t intern(std::map<T, int32_t> &Ids, std::vector<T> &List, const T &Value);
@@ -129,8 +133,8 @@ private:
 };
 
 int32_t SimProgram::connection(int32_t From, int32_t To, int32_t Channel) {
-  uint64_t Key = (static_cast<uint64_t>(From) * NRanks + To) * NChannels + Channel;
-  auto [It, Added] = ConnectionIds.try_emplace(Key, static_cast<int32_t>(SenderLane.size()));
+  auto [It, Added] = ConnectionIds.try_emplace(connectionKey(From, To, Channel),
+                                               static_cast<int32_t>(SenderLane.size()));
   if (Added) {
     int32_t PerRank = static_cast<int32_t>(Channels.size());
     SenderLane.push_back(From * PerRank + LaneOfChannel[Channel]);
@@ -176,14 +180,11 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
   // connection, whether each receive reduces, and how many sends are matched.
   std::unordered_map<uint64_t, std::vector<bool>> ReceivesReduce;
   std::unordered_map<uint64_t, size_t> Matched;
-  auto Key = [&](int32_t From, int32_t To, int32_t C) {
-    return (static_cast<uint64_t>(From) * NRanks + To) * NChannels + C;
-  };
   for (int32_t R = 0; R < S.NRanks; ++R)
     for (int32_t C : Channels)
       for (const Step &St : S.Ranks[R].Channels[C].Steps)
         if (sched::opReceives(St.Op))
-          ReceivesReduce[Key(St.Peer, R, C)].push_back(St.Op == OpKind::RecvReduce ||
+          ReceivesReduce[connectionKey(St.Peer, R, C)].push_back(St.Op == OpKind::RecvReduce ||
                                                        St.Op == OpKind::RecvReduceCopy);
   for (int32_t R = 0; R < S.NRanks; ++R)
     for (int32_t C : Channels) {
@@ -202,8 +203,9 @@ SimProgram::SimProgram(const Schedule &S, const passes::PipelinePlanner &Planner
         int32_t To = St.sendTarget();
         Sim.SendConn = connection(R, To, C);
         const RankLink &Link = Links.link(R, To);
-        const std::vector<bool> &Reduces = ReceivesReduce[Key(R, To, C)];
-        const size_t Message = Matched[Key(R, To, C)]++;
+        const uint64_t Fifo = connectionKey(R, To, C);
+        const std::vector<bool> &Reduces = ReceivesReduce[Fifo];
+        const size_t Message = Matched[Fifo]++;
         bool ReadInPlace = St.Op == OpKind::Send && St.Src.Buffer == plan::BufferKind::Input &&
                            Message < Reduces.size() && Reduces[Message];
         SendCost Cost{St.sentSlice().Count, Link.Type, St.Proto, passes::takesProtocol(St),

@@ -188,6 +188,9 @@ def rank_main(args):
     del os.environ["DDP_DISABLE_COMM_MEM"]
     cclc.torch.use_mapped_memory()
     ddp_mapped, _ = ddp_step_times(groups, args.rounds, args.ddp_steps, dist, torch)
+    # Each DDP row: its label, its kind in the CSV, its times.
+    ddp_rows = (("PyTorch's", "ddp_step", ddp), ("buckets", "ddp_step_buckets", ddp_buckets),
+                ("mapped", "ddp_step_mapped", ddp_mapped))
     if dist.get_rank() == 0:
         print(f"\n# torch.distributed all_reduce (float32, SUM), {world} ranks; "
               f"time per call in us, median of {args.rounds} rounds")
@@ -201,8 +204,7 @@ def rank_main(args):
               f"ms per step")
         print(f"{'allocator':>10} {'gloo':>12} {'cclc':>12} {'local':>12} {'cclc speedup':>13} "
               f"{'beyond local':>13}")
-        for allocator, times in (("PyTorch's", ddp), ("buckets", ddp_buckets),
-                                 ("mapped", ddp_mapped)):
+        for allocator, _, times in ddp_rows:
             beyond = (times['gloo'] - times['local']) / max(times['cclc'] - times['local'], 1e-9)
             print(f"{allocator:>10} {times['gloo'] * 1e3:12.1f} {times['cclc'] * 1e3:12.1f} "
                   f"{times['local'] * 1e3:12.1f} {times['gloo'] / times['cclc']:12.2f}x "
@@ -212,9 +214,8 @@ def rank_main(args):
                 w = csv.writer(f)
                 for nbytes, t in rows:
                     w.writerow([world, "all_reduce", nbytes, t["gloo"], t["cclc"], t["cclc mapped"]])
-                for allocator, times in (("ddp_step", ddp), ("ddp_step_buckets", ddp_buckets),
-                                         ("ddp_step_mapped", ddp_mapped)):
-                    w.writerow([world, allocator, params, times["gloo"], times["cclc"],
+                for _, kind, times in ddp_rows:
+                    w.writerow([world, kind, params, times["gloo"], times["cclc"],
                                 times["local"]])
     dist.destroy_process_group()
 
