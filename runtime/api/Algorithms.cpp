@@ -143,6 +143,7 @@ AlgorithmTable::AlgorithmTable(int Rank, int NRanks)
 void AlgorithmTable::add(Algorithm A) {
   AsksMapped |= A.ForMapped.has_value();
   Loaded.push_back(identified(std::move(A)));
+  LastChoice = nullptr;
 }
 
 const Algorithm *AlgorithmTable::withIdentity(uint64_t Identity) const {
@@ -175,6 +176,8 @@ const Algorithm *AlgorithmTable::best(const Request &R) const {
 
 const Algorithm &AlgorithmTable::choose(const Request &R,
                                         const std::function<Algorithm()> &MakeFallback) {
+  if (LastChoice && R == LastCall)
+    return *LastChoice;
   const Algorithm *Chosen = best(R);
   if (!Chosen) {
     auto Key = std::make_tuple(R.Collective, R.Root, R.Where);
@@ -195,6 +198,8 @@ const Algorithm &AlgorithmTable::choose(const Request &R,
     Logged.insert({Chosen, R.Where});
     log("INFO", describeCall(R) + " runs " + Chosen->describe(R.Where));
   }
+  LastCall = R;
+  LastChoice = Chosen;
   return *Chosen;
 }
 

@@ -72,6 +72,7 @@ struct Request {
   bool Mapped = false;
   /// Count elements of Type: what size windows are measured in.
   uint64_t bytes() const;
+  bool operator==(const Request &) const = default;
 };
 
 /// "allreduce of 4 KiB (f32, sum)", "broadcast of 8 B (u8, root 2)".
@@ -228,6 +229,12 @@ private:
   /// The algorithms (Loaded's or Fallbacks', whose addresses are stable)
   /// and targets already logged.
   std::set<std::pair<const Algorithm *, Target>> Logged;
+  /// The last call and the algorithm chosen for it (none: null): a program
+  /// makes the same call over and over, and asking every loaded algorithm
+  /// again took a tenth of a small call's time. Forgotten when an
+  /// algorithm is added.
+  Request LastCall;
+  const Algorithm *LastChoice = nullptr;
 };
 
 } // namespace cclc::runtime

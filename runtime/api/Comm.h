@@ -144,6 +144,9 @@ private:
   void requireFifoBudget(const Algorithm &A) const;
   /// An interpreter algorithm for P, connected on the host when ConnectHost.
   Algorithm interpreted(plan::Plan P, std::string Origin, bool ConnectHost);
+  /// Connects A's links on the host, with FIFOs shaped for its window
+  /// (hostLinkOptions). Collective, as connecting is.
+  void connectHost(Algorithm &A);
   /// The library's ring for R's collective and root (Fallback.h), connected
   /// on the host for host calls.
   Algorithm fallback(const Request &R);

@@ -27,7 +27,6 @@
 
 #include <cstring>
 #include <functional>
-#include <limits>
 #include <optional>
 
 namespace cclc::runtime {
@@ -168,9 +167,9 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
     Refuse("root " + std::to_string(R.Root) + " is not a rank of this communicator of " +
            std::to_string(NRanks) + " ranks");
   sched::BufferUnits Units = sched::bufferUnits(R.Collective, NRanks);
-  size_t ElemBytes = plan::dtypeBytes(R.Type);
   size_t MostUnits = size_t(std::max({Units.Input, Units.Output, Units.Scratch}));
-  if (R.Count > std::numeric_limits<size_t>::max() / ElemBytes / MostUnits)
+  // Multiplied, not divided: two divisions took a twentieth of a small call.
+  if (size_t Bytes; __builtin_mul_overflow(R.Count, plan::dtypeBytes(R.Type) * MostUnits, &Bytes))
     Refuse("count " + std::to_string(R.Count) + " overflows the buffers' sizes");
   Uses U = usesOf(R, Rank);
   if (R.Count && U.Send && !Send)

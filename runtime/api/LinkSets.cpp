@@ -3,6 +3,7 @@
 #include "runtime/api/LinkSets.h"
 
 #include "common/Fifo.h"
+#include "plan/Limits.h"
 #include "runtime/api/Environment.h"
 #include "runtime/api/Log.h"
 #include "runtime/exec/Interpreter.h"
@@ -29,6 +30,27 @@ net::LinkOptions linkOptionsFor(const kern::GridShape &Grid, int32_t BufferSlots
   constexpr size_t Line = kern::FifoAlignBytes;
   Options.SlotBytes = (Options.SlotBytes + Line - 1) / Line * Line;
   return Options;
+}
+
+net::LinkOptions hostLinkOptions(const net::LinkOptions &Options,
+                                 const kern::ProgramShape &Shape,
+                                 std::optional<uint64_t> MaxBytes) {
+  constexpr size_t Line = kern::FifoAlignBytes;
+  // A message is at most one of the call's buffers, and its trailer (the
+  // size word and the flag) follows it.
+  const uint64_t Units =
+      uint64_t(std::max({Shape.InputUnits, Shape.OutputUnits, Shape.ScratchUnits}));
+  if (!MaxBytes || *MaxBytes >= Options.SlotBytes / Units)
+    return Options;
+  const size_t Fitted = (*MaxBytes * Units + 2 * sizeof(uint64_t) + Line - 1) / Line * Line;
+  size_t Least = 0;
+  for (size_t ElemBytes : {1, 2, 4, 8})
+    Least = std::max(Least, exec::minSlotBytes(Shape.Grid, ElemBytes));
+  net::LinkOptions Deep = Options;
+  Deep.SlotBytes = std::max(Fitted, (Least + Line - 1) / Line * Line);
+  Deep.NumSlots = uint32_t(std::clamp<size_t>(Options.NumSlots * Options.SlotBytes / Deep.SlotBytes,
+                                              Options.NumSlots, size_t(plan::MaxBufferSlots)));
+  return Deep.SlotBytes < Options.SlotBytes ? Deep : Options;
 }
 
 bool covers(const LinkSet &Have, const net::LinkOptions &HaveOptions, const LinkSet &Need,

@@ -31,6 +31,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -49,6 +50,21 @@ LinkSet allLinks(int NRanks, int NChannels);
 /// at least the BufferSlots its schedule was verified with and slots that
 /// hold its largest message of any element type.
 net::LinkOptions linkOptionsFor(const kern::GridShape &Grid, int32_t BufferSlots);
+
+/// The shape of the host FIFOs of an algorithm of Shape whose FIFOs need
+/// Options and whose size window ends at MaxBytes: where the window bounds
+/// its messages below Options' slot, the same memory in more, smaller
+/// slots that hold its largest message and trailer, at most
+/// plan::MaxBufferSlots. A rank that only sends on a link (a reduce's
+/// leaves, a broadcast's root) then runs that many calls ahead of its
+/// receiver before it waits, so that where ranks outnumber cores a receiver
+/// given the core takes many calls at once (4 ranks on 2 cores: a stream of
+/// 4-byte broadcasts took 1.1-1.3 us a call with 8 slots, 0.9-1.2 with 16,
+/// 0.5-0.7 with 64). The memory stays: it is reserved when a FIFO is made.
+/// GPU FIFOs keep Options, since a kernel's sender is not descheduled.
+net::LinkOptions hostLinkOptions(const net::LinkOptions &Options,
+                                 const kern::ProgramShape &Shape,
+                                 std::optional<uint64_t> MaxBytes);
 
 /// True when connections made for Have with HaveOptions carry every link of
 /// Need with FIFOs of at least NeedOptions' shape.

@@ -170,12 +170,16 @@ Algorithm Communicator::interpreted(plan::Plan P, std::string Origin, bool Conne
   A.Shape = A.Interp->shape();
   A.LinkOptions = linkOptionsFor(A.Shape.Grid, BufferSlots);
   requireFifoBudget(A);
-  if (ConnectHost) {
-    const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
-    A.Net = Set.Net.get();
-    A.SlotBytes = Set.Options.SlotBytes;
-  }
+  if (ConnectHost)
+    connectHost(A);
   return A;
+}
+
+void Communicator::connectHost(Algorithm &A) {
+  const LinkSets::Set &Set =
+      Links.connect(A.Links, hostLinkOptions(A.LinkOptions, A.Shape, A.MaxBytes));
+  A.Net = Set.Net.get();
+  A.SlotBytes = Set.Options.SlotBytes;
 }
 
 Algorithm Communicator::fallback(const Request &R) {
@@ -255,11 +259,8 @@ void Communicator::registerTable(std::span<const KernelEntry> Entries, Algorithm
     // Host kernels run on the host's connections, connected now (the plan's,
     // when it is loaded); CUDA kernels on the GPU's, connected at their first
     // call.
-    if (Kind == Algorithm::Executor::Kernel) {
-      const LinkSets::Set &Set = Links.connect(A.Links, A.LinkOptions);
-      A.Net = Set.Net.get();
-      A.SlotBytes = Set.Options.SlotBytes;
-    }
+    if (Kind == Algorithm::Executor::Kernel)
+      connectHost(A);
     Table.add(std::move(A));
   }
 }

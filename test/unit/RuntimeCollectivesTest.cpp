@@ -19,7 +19,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <new>
+#include <numeric>
+
+#include <sys/mman.h>
 
 namespace cclc::test {
 namespace {
@@ -159,6 +164,61 @@ INSTANTIATE_TEST_SUITE_P(WithoutMemoryFiles, LibraryAlgorithms,
                          ::testing::Values(JobCase{2, "shm_sandboxed"},
                                            JobCase{3, "shm_sandboxed"}),
                          jobName);
+
+/// A stream of small broadcasts, on the given transport and rank count.
+class SmallCallStreams : public ::testing::TestWithParam<JobCase> {};
+
+/// A plan whose window ends at 4 KiB, as `--explain` records one for small
+/// calls, runs on FIFOs of many small slots: the root of a broadcast makes
+/// Ahead broadcasts before its receivers make any, which 8 slots would not
+/// let it (it would wait out the timeout), and a few more after, so that
+/// each receiver gets every call's data, in order, as slots are reused.
+TEST_P(SmallCallStreams, ARootRunsDozensOfCallsAheadOfItsReceivers) {
+  constexpr int Ahead = 48, Calls = 200;
+  constexpr size_t Count = 1024;
+  ScopedTransport Transport(GetParam().Transport);
+  ScopedEnv Timeout("CCLC_TIMEOUT_MS", "20000");
+  std::string Text = compilePlan("binomial-broadcast", GetParam().NRanks);
+  ASSERT_FALSE(Text.empty());
+  nlohmann::json Plan = nlohmann::json::parse(Text);
+  Plan["min_bytes"] = 0;
+  Plan["max_bytes"] = Count * sizeof(float);
+  Text = Plan.dump();
+  // Set by the root once its first calls have returned; made before the
+  // ranks fork.
+  auto *RootAhead = static_cast<std::atomic<int> *>(
+      mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+           -1, 0));
+  ASSERT_NE(RootAhead, MAP_FAILED);
+  new (RootAhead) std::atomic<int>(0);
+  runJob(GetParam().NRanks, [&](cclcComm_t Comm, int Rank) {
+    ok(cclcCommLoadPlanText(Comm, Text.data(), Text.size()), "loading the windowed plan");
+    std::vector<float> Buffer(Count);
+    for (int Call = 0; Call < Calls; ++Call) {
+      if (Rank == 0 && Call == Ahead)
+        RootAhead->store(1);
+      if (Rank != 0 && Call == 0) {
+        auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        while (!RootAhead->load() && std::chrono::steady_clock::now() < Until)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        expect(RootAhead->load() == 1,
+               "the root's first broadcasts returned before its receivers called");
+      }
+      if (Rank == 0)
+        std::iota(Buffer.begin(), Buffer.end(), float(Call));
+      ok(cclcBroadcast(Buffer.data(), Buffer.data(), Count, cclcFloat32, 0, Comm, nullptr),
+         "broadcast " + std::to_string(Call));
+      for (size_t I = 0; I < Count; ++I)
+        expect(Buffer[I] == float(Call) + float(I),
+               "broadcast " + std::to_string(Call) + " delivered the root's data");
+    }
+  });
+  munmap(RootAhead, sizeof(std::atomic<int>));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, SmallCallStreams,
+                         ::testing::Values(JobCase{2, "shm"}, JobCase{4, "shm"}), jobName);
+INSTANTIATE_TEST_SUITE_P(Tcp, SmallCallStreams, ::testing::Values(JobCase{2, "tcp"}), jobName);
 
 TEST(LargeMessages, AllReduce64MiBOnFourRanks) {
   ScopedEnv Timeout("CCLC_TIMEOUT_MS", "30000");
