@@ -756,7 +756,9 @@ void printTable(const Report &R, const Result &CopyResult, const SweepOptions &O
         std::printf("  %10s %11s", "-", "-");
         continue;
       }
-      std::printf("  %10.1f %11.3f", F->TimeUs, algBandwidthGBs(*M, *F) * C.BusFactor(NRanks));
+      // Below 10 us a tenth is a third of a small call: two decimals.
+      std::printf("  %10.*f %11.3f", F->TimeUs < 10 ? 2 : 1, F->TimeUs,
+                  algBandwidthGBs(*M, *F) * C.BusFactor(NRanks));
       if (isCclc(*Res.Lib)) {
         CclcAlgorithm = F->Algorithm;
         CclcAlgBw = algBandwidthGBs(*M, *F);
