@@ -8,7 +8,9 @@
 // memory, over shared memory with every message the receiver's buffer can take written there by
 // the sender (single copy), the same into buffers from cclcMemAlloc that the sender maps, the
 // same in ranks that may make no memory file (whose workspaces then come from the heap), and
-// over TCP, on 2 to 8 ranks. One more job checks a 64 MiB allreduce on four ranks.
+// over TCP, on 2 to 8 ranks. One more job checks a 64 MiB allreduce on four ranks, and streams of
+// small calls check that the ranks that only send run dozens of calls ahead of their receivers on
+// the FIFOs of a plan whose window holds small calls alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -165,45 +167,65 @@ INSTANTIATE_TEST_SUITE_P(WithoutMemoryFiles, LibraryAlgorithms,
                                            JobCase{3, "shm_sandboxed"}),
                          jobName);
 
-/// A stream of small broadcasts, on the given transport and rank count.
-class SmallCallStreams : public ::testing::TestWithParam<JobCase> {};
+/// Streams of small calls, on the given transport and rank count.
+class SmallCallStreams : public ::testing::TestWithParam<JobCase> {
+protected:
+  static constexpr int Ahead = 48, Calls = 200;
+  static constexpr size_t Count = 1024;
 
-/// A plan whose window ends at 4 KiB, as `--explain` records one for small
-/// calls, runs on FIFOs of many small slots: the root of a broadcast makes
-/// Ahead broadcasts before its receivers make any, which 8 slots would not
-/// let it (it would wait out the timeout), and a few more after, so that
-/// each receiver gets every call's data, in order, as slots are reused.
-TEST_P(SmallCallStreams, ARootRunsDozensOfCallsAheadOfItsReceivers) {
-  constexpr int Ahead = 48, Calls = 200;
-  constexpr size_t Count = 1024;
+  void SetUp() override {
+    Done = static_cast<std::atomic<int> *>(mmap(nullptr, sizeof(std::atomic<int>),
+                                                PROT_READ | PROT_WRITE,
+                                                MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(Done, MAP_FAILED);
+    new (Done) std::atomic<int>(0);
+  }
+  void TearDown() override {
+    if (Done != MAP_FAILED)
+      munmap(Done, sizeof(std::atomic<int>));
+  }
+
+  /// Name compiled for the job with a window that ends at Count elements,
+  /// as `--explain` records one for small calls: its FIFOs have many small
+  /// slots.
+  std::string smallCallPlan(const std::string &Name) const {
+    std::string Text = compilePlan(Name, GetParam().NRanks);
+    EXPECT_FALSE(Text.empty());
+    nlohmann::json Plan = nlohmann::json::parse(Text);
+    Plan["min_bytes"] = 0;
+    Plan["max_bytes"] = Count * sizeof(float);
+    return Plan.dump();
+  }
+  /// Waits until Senders ranks have said they are Ahead calls ahead; with 8
+  /// slots they would wait out the timeout instead.
+  void awaitSenders(int Senders) const {
+    auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (Done->load() < Senders && std::chrono::steady_clock::now() < Until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    expect(Done->load() == Senders, "the ranks that only send made " + std::to_string(Ahead) +
+                                        " calls before the others made one");
+  }
+
+  /// Counts the ranks that made their first Ahead calls; made before the
+  /// ranks fork.
+  std::atomic<int> *Done = static_cast<std::atomic<int> *>(MAP_FAILED);
+};
+
+/// The root of a broadcast makes Ahead calls before its receivers make any,
+/// and more after, and each receiver gets every call's data, in order, as
+/// the slots are reused.
+TEST_P(SmallCallStreams, ARootRunsDozensOfBroadcastsAheadOfItsReceivers) {
   ScopedTransport Transport(GetParam().Transport);
   ScopedEnv Timeout("CCLC_TIMEOUT_MS", "20000");
-  std::string Text = compilePlan("binomial-broadcast", GetParam().NRanks);
-  ASSERT_FALSE(Text.empty());
-  nlohmann::json Plan = nlohmann::json::parse(Text);
-  Plan["min_bytes"] = 0;
-  Plan["max_bytes"] = Count * sizeof(float);
-  Text = Plan.dump();
-  // Set by the root once its first calls have returned; made before the
-  // ranks fork.
-  auto *RootAhead = static_cast<std::atomic<int> *>(
-      mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-           -1, 0));
-  ASSERT_NE(RootAhead, MAP_FAILED);
-  new (RootAhead) std::atomic<int>(0);
+  std::string Plan = smallCallPlan("binomial-broadcast");
   runJob(GetParam().NRanks, [&](cclcComm_t Comm, int Rank) {
-    ok(cclcCommLoadPlanText(Comm, Text.data(), Text.size()), "loading the windowed plan");
+    ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading the windowed plan");
     std::vector<float> Buffer(Count);
     for (int Call = 0; Call < Calls; ++Call) {
       if (Rank == 0 && Call == Ahead)
-        RootAhead->store(1);
-      if (Rank != 0 && Call == 0) {
-        auto Until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-        while (!RootAhead->load() && std::chrono::steady_clock::now() < Until)
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        expect(RootAhead->load() == 1,
-               "the root's first broadcasts returned before its receivers called");
-      }
+        Done->store(1);
+      if (Rank != 0 && Call == 0)
+        awaitSenders(1);
       if (Rank == 0)
         std::iota(Buffer.begin(), Buffer.end(), float(Call));
       ok(cclcBroadcast(Buffer.data(), Buffer.data(), Count, cclcFloat32, 0, Comm, nullptr),
@@ -213,7 +235,35 @@ TEST_P(SmallCallStreams, ARootRunsDozensOfCallsAheadOfItsReceivers) {
                "broadcast " + std::to_string(Call) + " delivered the root's data");
     }
   });
-  munmap(RootAhead, sizeof(std::atomic<int>));
+}
+
+/// The leaves of the binomial reduce to rank 0 (the upper half of the
+/// ranks, which only send) make Ahead calls before the ranks they send to
+/// make any, and the root's results are every call's.
+TEST_P(SmallCallStreams, ReduceLeavesRunDozensOfCallsAheadOfTheRoot) {
+  ScopedTransport Transport(GetParam().Transport);
+  ScopedEnv Timeout("CCLC_TIMEOUT_MS", "20000");
+  std::string Plan = smallCallPlan("binomial-reduce");
+  const int NRanks = GetParam().NRanks;
+  runJob(NRanks, [&](cclcComm_t Comm, int Rank) {
+    ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading the windowed plan");
+    const bool Leaf = Rank >= NRanks / 2;
+    std::vector<float> In(Count), Out(Count);
+    for (int Call = 0; Call < Calls; ++Call) {
+      if (Leaf && Call == Ahead)
+        Done->fetch_add(1);
+      if (!Leaf && Call == 0)
+        awaitSenders(NRanks / 2);
+      std::iota(In.begin(), In.end(), float(Rank + Call));
+      ok(cclcReduce(In.data(), Out.data(), Count, cclcFloat32, cclcSum, 0, Comm, nullptr),
+         "reduce " + std::to_string(Call));
+      // Sum over the ranks r of r + Call + I.
+      const float Ranks = float(NRanks * (NRanks - 1) / 2);
+      for (size_t I = 0; Rank == 0 && I < Count; ++I)
+        expect(Out[I] == Ranks + float(NRanks) * (float(Call) + float(I)),
+               "reduce " + std::to_string(Call) + " combined every rank's data");
+    }
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, SmallCallStreams,
