@@ -211,6 +211,37 @@ private:
   /// Whether every buffer R uses on this rank, Send and Recv, lies in
   /// cclcMemAlloc's memory, which the ranks of the host map.
   bool mappedCall(const Request &R, const void *Send, const void *Recv);
+  /// The last host collective as it ran: the call asked, its buffers, the
+  /// algorithm chosen and the buffers placed for it. A program makes the
+  /// same call over and over, and checking, choosing and placing it again
+  /// took a fifth of a small call's time; a call equal to this one, on the
+  /// same buffers, with nothing loaded and no cclcMemAlloc buffer allocated
+  /// or freed since, runs the same placement at once. Kept only for a call
+  /// that copied no input aside (the copy would be due again), and only
+  /// until the next call that is not such a repeat.
+  struct HostReplay {
+    Request Asked;
+    const void *Send = nullptr;
+    const void *Recv = nullptr;
+    /// SharedBuffers::changes() and the number of loaded algorithms then.
+    uint64_t Changes = 0;
+    size_t Loaded = 0;
+    /// Whether the buffers were cclcMemAlloc's, which no GPU owns; other
+    /// buffers are asked about again (anyDeviceMemory), as on every call.
+    bool Mapped = false;
+    /// The request as chosen for (R.Where, R.InPlace, R.Mapped set).
+    Request R;
+    const Algorithm *A = nullptr;
+    kern::CallArgs Args;
+  };
+  HostReplay LastHostCall;
+  /// Whether a call of Asked on Send and Recv, with no stream, repeats
+  /// LastHostCall.
+  bool repeatsLastHostCall(const Request &Asked, const void *Send, const void *Recv);
+  /// Throws, through fail(), the first of Errors, the errors of R's call of
+  /// A (null where none was chosen); returns when there is none.
+  void reportErrors(const Request &R, const Algorithm *A,
+                    const std::vector<std::exception_ptr> &Errors);
   /// Guards Gpu's creation against abort() from another thread.
   std::mutex GpuLock;
   /// A send (of From) or receive (into To) of a point-to-point call.

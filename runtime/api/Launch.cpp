@@ -154,9 +154,26 @@ bool Communicator::runsLoadedOnHost(Request R, const void *Send, const void *Rec
   return Table.servesLoaded(R);
 }
 
+bool Communicator::repeatsLastHostCall(const Request &Asked, const void *Send,
+                                       const void *Recv) {
+  const HostReplay &L = LastHostCall;
+  if (!L.A || !(L.Asked == Asked) || L.Send != Send || L.Recv != Recv ||
+      L.Changes != net::SharedBuffers::process().changes() || L.Loaded != Table.loaded().size())
+    return false;
+  const Uses U = usesOf(Asked, Rank);
+  return L.Mapped || !anyDeviceMemory({U.Send ? Send : nullptr, U.Recv ? Recv : nullptr});
+}
+
 void Communicator::collective(const Request &Asked, const void *Send, void *Recv, void *Stream) {
   std::lock_guard<std::mutex> Guard(CallLock);
   checkUsable();
+  if (!Stream && repeatsLastHostCall(Asked, Send, Recv)) {
+    ++Calls;
+    reportErrors(LastHostCall.R, LastHostCall.A,
+                 runOnHost(LastHostCall.R, *LastHostCall.A, LastHostCall.Args));
+    return;
+  }
+  LastHostCall.A = nullptr;
   Request R = Asked;
   // Messages are built only for refusals: a call that passes costs no strings.
   auto Refuse = [&](const std::string &Problem) {
@@ -186,7 +203,8 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
 
   // cclcMemAlloc's memory is the host's: the CUDA driver, whose lookup takes
   // the loader's lock, need not be asked about it.
-  R.Where = Stream || (!mappedCall(R, Send, Recv) &&
+  const bool Mapped = mappedCall(R, Send, Recv);
+  R.Where = Stream || (!Mapped &&
                        anyDeviceMemory({U.Send ? Send : nullptr, U.Recv ? Recv : nullptr}))
                 ? Target::Gpu
                 : Target::Host;
@@ -226,23 +244,33 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
                          });
         G->launch(R, *A, Args, stampOf(R, A->Identity, Calls), Stream);
       } else {
+        bool CopiedAside = false;
         kern::CallArgs Args =
             placeBuffers(R, *A, Rank, Send, Recv, Space,
-                         [](void *Dst, const void *Src, size_t Bytes) {
+                         [&](void *Dst, const void *Src, size_t Bytes) {
                            std::memcpy(Dst, Src, Bytes);
+                           CopiedAside = true;
                          });
         Errors = &runOnHost(R, *A, Args);
+        if (!CopiedAside)
+          LastHostCall = {Asked, Send,  Recv, net::SharedBuffers::process().changes(),
+                          Table.loaded().size(), Mapped, R, A, Args};
       }
     } catch (...) {
       Thrown.assign(1, std::current_exception());
       Errors = &Thrown;
     }
   }
-  for (const std::exception_ptr &E : *Errors)
+  reportErrors(R, A, *Errors);
+}
+
+void Communicator::reportErrors(const Request &R, const Algorithm *A,
+                                const std::vector<std::exception_ptr> &Errors) {
+  for (const std::exception_ptr &E : Errors)
     if (E)
       fail(std::string(plan::collectiveName(R.Collective)) + " of " + plan::formatBytes(R.bytes()) +
                (A ? " with " + A->Name : "") + (R.Where == Target::Gpu ? " on the GPU" : ""),
-           *Errors);
+           Errors);
 }
 
 const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,

@@ -10,7 +10,9 @@
 // same in ranks that may make no memory file (whose workspaces then come from the heap), and
 // over TCP, on 2 to 8 ranks. One more job checks a 64 MiB allreduce on four ranks, and streams of
 // small calls check that the ranks that only send run dozens of calls ahead of their receivers on
-// the FIFOs of a plan whose window holds small calls alone.
+// the FIFOs of a plan whose window holds small calls alone. Repeated calls, which run without
+// being chosen or placed again, check that a repeat on changed buffers or after a plan was loaded
+// runs as a first call would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -269,6 +271,119 @@ TEST_P(SmallCallStreams, ReduceLeavesRunDozensOfCallsAheadOfTheRoot) {
 INSTANTIATE_TEST_SUITE_P(Shm, SmallCallStreams,
                          ::testing::Values(JobCase{2, "shm"}, JobCase{4, "shm"}), jobName);
 INSTANTIATE_TEST_SUITE_P(Tcp, SmallCallStreams, ::testing::Values(JobCase{2, "tcp"}), jobName);
+
+/// A program repeats its calls, and a repeat runs without being checked,
+/// chosen or placed again; these calls change one thing between repeats.
+class RepeatedCalls : public ::testing::TestWithParam<JobCase> {
+protected:
+  static constexpr int Repeats = 4;
+  static constexpr size_t Count = 1001;
+  /// What an allreduce of rank r's inputs r + Call + I gives at I.
+  static float sumAt(int NRanks, int Call, size_t I) {
+    return float(NRanks * (NRanks - 1) / 2) + float(NRanks) * (float(Call) + float(I));
+  }
+};
+
+/// An input that overlaps the output without being it is copied aside
+/// before the call writes the output, on every repeat: the copy of an
+/// earlier call's input would give that call's sums again.
+TEST_P(RepeatedCalls, AnOverlappingInputIsCopiedAsideOnEveryRepeat) {
+  ScopedTransport Transport(GetParam().Transport);
+  const int NRanks = GetParam().NRanks;
+  runJob(NRanks, [&](cclcComm_t Comm, int Rank) {
+    std::vector<float> Buffer(Count + 1);
+    for (int Call = 0; Call < Repeats; ++Call) {
+      std::iota(Buffer.begin(), Buffer.begin() + Count, float(Rank + Call));
+      ok(cclcAllReduce(Buffer.data(), Buffer.data() + 1, Count, cclcFloat32, cclcSum, Comm,
+                       nullptr),
+         "allreduce " + std::to_string(Call));
+      for (size_t I = 0; I < Count; ++I)
+        expect(Buffer[I + 1] == sumAt(NRanks, Call, I),
+               "allreduce " + std::to_string(Call) + " summed that call's inputs");
+    }
+  });
+}
+
+/// Repeats on other buffers, in place after out of place and back, and
+/// without a send buffer where a broadcast's receivers need none, each give
+/// their own call's results.
+TEST_P(RepeatedCalls, RepeatsFollowTheirBuffers) {
+  ScopedTransport Transport(GetParam().Transport);
+  const int NRanks = GetParam().NRanks;
+  runJob(NRanks, [&](cclcComm_t Comm, int Rank) {
+    std::vector<float> A(Count), B(Count), C(Count);
+    int Call = 0;
+    auto AllReduce = [&](const float *Send, float *Recv) {
+      ok(cclcAllReduce(Send, Recv, Count, cclcFloat32, cclcSum, Comm, nullptr),
+         "allreduce " + std::to_string(Call));
+      for (size_t I = 0; I < Count; ++I)
+        expect(Recv[I] == sumAt(NRanks, Call, I),
+               "allreduce " + std::to_string(Call) + " wrote its own output");
+      ++Call;
+    };
+    for (int Repeat = 0; Repeat < Repeats; ++Repeat) {
+      std::iota(A.begin(), A.end(), float(Rank + Call));
+      AllReduce(A.data(), B.data());
+      std::iota(A.begin(), A.end(), float(Rank + Call));
+      AllReduce(A.data(), C.data());
+      std::iota(A.begin(), A.end(), float(Rank + Call));
+      AllReduce(A.data(), A.data());
+    }
+    for (int Repeat = 0; Repeat < Repeats; ++Repeat) {
+      if (Rank == 0)
+        std::iota(A.begin(), A.end(), float(Repeat));
+      ok(cclcBroadcast(Rank == 0 ? A.data() : nullptr, A.data(), Count, cclcFloat32, 0, Comm,
+                       nullptr),
+         "broadcast " + std::to_string(Repeat));
+      for (size_t I = 0; I < Count; ++I)
+        expect(A[I] == float(Repeat) + float(I),
+               "broadcast " + std::to_string(Repeat) + " delivered the root's data");
+    }
+  });
+}
+
+/// The log lines of this process: a rank's, since each runs in a process
+/// of its own.
+std::vector<std::string> &loggedLines() {
+  static std::vector<std::string> Lines;
+  return Lines;
+}
+
+/// A plan loaded after a stream of repeats on the library's ring serves the
+/// next repeat, which the runtime logs as the first call the plan runs.
+TEST_P(RepeatedCalls, APlanLoadedBetweenRepeatsServesTheNext) {
+  ScopedTransport Transport(GetParam().Transport);
+  ScopedEnv Debug("CCLC_DEBUG", "INFO");
+  const int NRanks = GetParam().NRanks;
+  std::string Plan = compilePlan("ring-allreduce", NRanks);
+  ASSERT_FALSE(Plan.empty());
+  runJob(NRanks, [&](cclcComm_t Comm, int Rank) {
+    ok(cclcSetLogHandler([](const char *, int, const char *Message) {
+         loggedLines().emplace_back(Message);
+       }),
+       "cclcSetLogHandler");
+    std::vector<float> In(Count), Out(Count);
+    for (int Call = 0; Call < 2 * Repeats; ++Call) {
+      if (Call == Repeats)
+        ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading ring-allreduce");
+      std::iota(In.begin(), In.end(), float(Rank + Call));
+      ok(cclcAllReduce(In.data(), Out.data(), Count, cclcFloat32, cclcSum, Comm, nullptr),
+         "allreduce " + std::to_string(Call));
+      for (size_t I = 0; I < Count; ++I)
+        expect(Out[I] == sumAt(NRanks, Call, I), "allreduce " + std::to_string(Call));
+    }
+    ok(cclcSetLogHandler(nullptr), "restoring the log");
+    expect(std::any_of(loggedLines().begin(), loggedLines().end(),
+                       [](const std::string &Line) {
+                         return Line.find("runs ring_allreduce (plan ") != std::string::npos;
+                       }),
+           "the loaded plan served a call");
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, RepeatedCalls,
+                         ::testing::Values(JobCase{2, "shm"}, JobCase{3, "shm"}), jobName);
+INSTANTIATE_TEST_SUITE_P(Tcp, RepeatedCalls, ::testing::Values(JobCase{2, "tcp"}), jobName);
 
 TEST(LargeMessages, AllReduce64MiBOnFourRanks) {
   ScopedEnv Timeout("CCLC_TIMEOUT_MS", "30000");
