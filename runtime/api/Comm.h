@@ -214,7 +214,7 @@ private:
   /// The last host collective as it ran: the call asked, its buffers, the
   /// algorithm chosen and the buffers placed for it. A program makes the
   /// same call over and over, and checking, choosing and placing it again
-  /// took a fifth of a small call's time; a call equal to this one, on the
+  /// took a seventh of a small call's time; a call equal to this one, on the
   /// same buffers, with nothing loaded and no cclcMemAlloc buffer allocated
   /// or freed since, runs the same placement at once. Kept only for a call
   /// that copied no input aside (the copy would be due again), and only

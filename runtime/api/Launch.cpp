@@ -253,7 +253,7 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
                          });
         Errors = &runOnHost(R, *A, Args);
         if (!CopiedAside)
-          LastHostCall = {Asked, Send,  Recv, net::SharedBuffers::process().changes(),
+          LastHostCall = {Asked, Send, Recv, net::SharedBuffers::process().changes(),
                           Table.loaded().size(), Mapped, R, A, Args};
       }
     } catch (...) {
