@@ -116,6 +116,15 @@ void Algorithm::run(const Request &R, const host::KernelArgs &Args, int Channel)
     Interp->run(R.Type, R.Op, Args, Channel);
 }
 
+std::unique_ptr<host::Trace> Algorithm::trace(const Request &R,
+                                              const host::KernelArgs &Args) const {
+  if (Kind != Executor::Interpreter || Shape.Grid.NChannels != 1 ||
+      kern::RoundPlan::make(Shape.Grid, Args.Count, plan::dtypeBytes(R.Type), Args.SlotBytes)
+              .Rounds > MaxTracedRounds)
+    return nullptr;
+  return Interp->trace(R.Type, R.Op, Args, 0);
+}
+
 /// "LL128 protocol", as the log names a protocol.
 static std::string protocolLabel(sched::Protocol P) {
   std::string Name(plan::protocolName(P));

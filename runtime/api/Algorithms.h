@@ -178,6 +178,12 @@ struct Algorithm {
   bool serves(const Request &R) const;
   /// Runs channel Channel of host call R with Args.
   void run(const Request &R, const host::KernelArgs &Args, int Channel) const;
+  /// The trace of host call R with Args (host/Trace.h), for a caller that
+  /// repeats it; null where the call is not traced: a generated kernel's,
+  /// one of several channels, or one of more rounds than MaxTracedRounds,
+  /// whose data dwarfs what a trace saves.
+  std::unique_ptr<host::Trace> trace(const Request &R, const host::KernelArgs &Args) const;
+  static constexpr size_t MaxTracedRounds = 4;
   /// "ring_allreduce (plan ring.json, plan interpreter, 1 channel, sizes
   /// 0 B..1 MiB)", naming the executor that runs it on Where.
   std::string describe(Target Where = Target::Host) const;

@@ -154,8 +154,12 @@ private:
   GpuContext &gpu(const Request &R);
   /// Runs R's channels on the host with Args; each channel's error, valid
   /// until the next call.
+  /// With Replay, the trace of this very call, which runs in its stead.
   const std::vector<std::exception_ptr> &runOnHost(const Request &R, const Algorithm &A,
-                                                   const kern::CallArgs &Args);
+                                                   const kern::CallArgs &Args,
+                                                   const host::Trace *Replay = nullptr);
+  /// What A's host executors take for a call of Args.
+  static host::KernelArgs hostArgs(const Algorithm &A, const kern::CallArgs &Args);
   /// "rank 1 called allreduce of 8 KiB (f32, sum) with ring_allreduce#1a2b3c4d
   /// as its call 3 where rank 0 called ...": a message from Peer of the call
   /// Sent where this rank made Expected.
@@ -233,6 +237,11 @@ private:
     Request R;
     const Algorithm *A = nullptr;
     kern::CallArgs Args;
+    /// The call's steps with their slices and connections resolved
+    /// (Algorithm::trace), recorded at its first repeat, so that a program
+    /// alternating between calls records nothing; null until then, or where
+    /// the call is not traced.
+    std::unique_ptr<host::Trace> Trace;
   };
   HostReplay LastHostCall;
   /// Whether a call of Asked on Send and Recv, with no stream, repeats

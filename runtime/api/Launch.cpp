@@ -169,8 +169,10 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   checkUsable();
   if (!Stream && repeatsLastHostCall(Asked, Send, Recv)) {
     ++Calls;
-    reportErrors(LastHostCall.R, LastHostCall.A,
-                 runOnHost(LastHostCall.R, *LastHostCall.A, LastHostCall.Args));
+    HostReplay &L = LastHostCall;
+    if (!L.Trace)
+      L.Trace = L.A->trace(L.R, hostArgs(*L.A, L.Args));
+    reportErrors(L.R, L.A, runOnHost(L.R, *L.A, L.Args, L.Trace.get()));
     return;
   }
   LastHostCall.A = nullptr;
@@ -254,7 +256,7 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
         Errors = &runOnHost(R, *A, Args);
         if (!CopiedAside)
           LastHostCall = {Asked, Send, Recv, net::SharedBuffers::process().changes(),
-                          Table.loaded().size(), Mapped, R, A, Args};
+                          Table.loaded().size(), Mapped, R, A, Args, nullptr};
       }
     } catch (...) {
       Thrown.assign(1, std::current_exception());
@@ -273,13 +275,19 @@ void Communicator::reportErrors(const Request &R, const Algorithm *A,
            Errors);
 }
 
-const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
-                                                               const Algorithm &A,
-                                                               const kern::CallArgs &Call) {
+host::KernelArgs Communicator::hostArgs(const Algorithm &A, const kern::CallArgs &Call) {
   host::KernelArgs Args;
   static_cast<kern::CallArgs &>(Args) = Call;
   Args.SlotBytes = A.SlotBytes;
   Args.Net = A.Net;
+  return Args;
+}
+
+const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
+                                                               const Algorithm &A,
+                                                               const kern::CallArgs &Call,
+                                                               const host::Trace *Replay) {
+  const host::KernelArgs Args = hostArgs(A, Call);
   Links.beginCall(stampOf(R, A.Identity, Calls));
   return Pool.run(A.Shape.Grid.NChannels, [&](int Channel) {
     // An abort heard from elsewhere keeps its cause; spread it further.
@@ -290,7 +298,10 @@ const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
                                 : Heard);
     };
     try {
-      A.run(R, Args, Channel);
+      if (Replay)
+        Replay->run();
+      else
+        A.run(R, Args, Channel);
     } catch (const host::CallMismatch &E) {
       host::CommError Described(host::CommStatus::Mismatch,
                                 describeMismatch(E.Peer, E.Sent, E.Expected));

@@ -36,8 +36,7 @@ const plan::EncodedProgram &Interpreter::program(int Rank) const {
   return Programs[size_t(Rank)];
 }
 
-void Interpreter::run(host::DType Type, host::RedOp Op, const host::KernelArgs &Args,
-                      int Channel) const {
+void Interpreter::check(host::DType Type, const host::KernelArgs &Args, int Channel) const {
   CCLC_ASSERT(Args.Rank >= 0 && Args.Rank < Sched.NRanks, "the rank is not one of the schedule's");
   CCLC_ASSERT(Channel >= 0 && Channel < Sched.NChannels,
               "the channel is not one of the schedule's");
@@ -46,10 +45,26 @@ void Interpreter::run(host::DType Type, host::RedOp Op, const host::KernelArgs &
               "a slot cannot hold the schedule's largest message");
   CCLC_ASSERT(Shape.ScratchUnits == 0 || Args.Scratch || Args.Count == 0,
               "the schedule needs scratch memory");
+}
+
+void Interpreter::run(host::DType Type, host::RedOp Op, const host::KernelArgs &Args,
+                      int Channel) const {
+  check(Type, Args, Channel);
   kern::ProgramView View = Programs[size_t(Args.Rank)].view();
   kern::withTypeAndOperator<host::TypeSet>(Type, Op, [&]<class T, class O>() {
     host::interpretChannel<T, O>(Args, View, Channel);
   });
+}
+
+std::unique_ptr<host::Trace> Interpreter::trace(host::DType Type, host::RedOp Op,
+                                                const host::KernelArgs &Args, int Channel) const {
+  check(Type, Args, Channel);
+  kern::ProgramView View = Programs[size_t(Args.Rank)].view();
+  std::unique_ptr<host::Trace> Recorded;
+  kern::withTypeAndOperator<host::TypeSet>(Type, Op, [&]<class T, class O>() {
+    Recorded = std::make_unique<host::TypedTrace<T, O>>(Args, View, Channel);
+  });
+  return Recorded;
 }
 
 } // namespace cclc::exec

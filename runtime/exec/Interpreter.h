@@ -20,9 +20,11 @@
 #include "plan/Schedule.h"
 
 #include "host/Kernel.h"
+#include "host/Trace.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace cclc::exec {
@@ -55,9 +57,15 @@ public:
   /// calls it once per channel with the same Count and SlotBytes, and its
   /// connections in Args.Net. Throws host::CommError when a peer fails.
   void run(host::DType Type, host::RedOp Op, const host::KernelArgs &Args, int Channel) const;
+  /// What run() with these arguments would do, recorded without running it,
+  /// for a caller that repeats the call on the same buffers.
+  std::unique_ptr<host::Trace> trace(host::DType Type, host::RedOp Op,
+                                     const host::KernelArgs &Args, int Channel) const;
 
 private:
   void encodeAll();
+  /// The contract run() and trace() assert.
+  void check(host::DType Type, const host::KernelArgs &Args, int Channel) const;
 
   sched::Schedule Sched;
   ScheduleShape Shape;

@@ -219,6 +219,21 @@ ExecutorsFn interpreterOnly(const exec::Interpreter &Interp) {
   };
 }
 
+/// The interpreter, and its trace of each channel (host/Trace.h), run
+/// twice: a repeat of a call on the same buffers runs the trace again.
+ExecutorsFn interpreterAndTraces(const exec::Interpreter &Interp) {
+  return [&Interp](DType Type, RedOp Op) {
+    std::vector<Executor> Executors = interpreterOnly(Interp)(Type, Op);
+    Executors.push_back(
+        {"trace run twice", [&Interp, Type, Op](const host::KernelArgs &Args, int Channel) {
+           std::unique_ptr<host::Trace> Recorded = Interp.trace(Type, Op, Args, Channel);
+           Recorded->run();
+           Recorded->run();
+         }});
+    return Executors;
+  };
+}
+
 /// Count elements of Type reduced with Op: every executor against the
 /// reference.
 void checkCase(const sched::Schedule &S, const ExecutorsFn &Executors, DType Type, RedOp Op,
@@ -264,7 +279,7 @@ void checkMatrix(const sched::Schedule &S, const ExecutorsFn &Executors) {
 
 class LibraryExec : public testing::TestWithParam<std::string> {};
 
-TEST_P(LibraryExec, InterpreterMatchesReference) {
+TEST_P(LibraryExec, InterpreterAndItsTracesMatchReference) {
   const std::string &Stem = GetParam();
   std::vector<int32_t> Supported;
   for (int32_t NRanks = 2; NRanks <= 8; ++NRanks) {
@@ -274,7 +289,7 @@ TEST_P(LibraryExec, InterpreterMatchesReference) {
       continue;
     Supported.push_back(NRanks);
     exec::Interpreter Interp(*S);
-    checkMatrix(Interp.schedule(), interpreterOnly(Interp));
+    checkMatrix(Interp.schedule(), interpreterAndTraces(Interp));
 
     // Finer chunks, software pipelining and, for flat algorithms, two channels.
     compiler::BuildOptions Finer;
@@ -284,7 +299,7 @@ TEST_P(LibraryExec, InterpreterMatchesReference) {
     std::optional<sched::Schedule> Pipelined = compileLibrary(Stem, NRanks, Finer);
     ASSERT_TRUE(Pipelined);
     exec::Interpreter PipelinedInterp(*Pipelined);
-    checkMatrix(PipelinedInterp.schedule(), interpreterOnly(PipelinedInterp));
+    checkMatrix(PipelinedInterp.schedule(), interpreterAndTraces(PipelinedInterp));
   }
   for (int32_t NRanks : {2, 4, 8})
     EXPECT_NE(std::find(Supported.begin(), Supported.end(), NRanks), Supported.end())

@@ -342,6 +342,31 @@ TEST_P(RepeatedCalls, RepeatsFollowTheirBuffers) {
   });
 }
 
+/// Repeats of calls that take one round, a few (which a repeat replays
+/// from its trace of every round) and many (which it runs afresh), each
+/// with new inputs, give their own call's sums; from cclcMemAlloc, a peer
+/// reads large messages where they lie, and the trace's call returns only
+/// once it has, before the next call's inputs overwrite them.
+TEST_P(RepeatedCalls, RepeatsOfOneFewAndManyRoundsSumTheirOwnInputs) {
+  ScopedTransport Transport(GetParam().Transport);
+  const int NRanks = GetParam().NRanks;
+  runJob(NRanks, [&](cclcComm_t Comm, int Rank) {
+    for (size_t Elems : {Count, size_t(100003), size_t(1) << 20}) {
+      TestBuffer<float> In(Elems), Out(Elems);
+      for (int Call = 0; Call < Repeats; ++Call) {
+        std::iota(In.begin(), In.end(), float(Rank + Call));
+        ok(cclcAllReduce(In.data(), Out.data(), Elems, cclcFloat32, cclcSum, Comm, nullptr),
+           "allreduce " + std::to_string(Call) + " of " + std::to_string(Elems));
+        bool Summed = true;
+        for (size_t I = 0; I < Elems && Summed; ++I)
+          Summed = Out.data()[I] == sumAt(NRanks, Call, I);
+        expect(Summed, "allreduce " + std::to_string(Call) + " of " + std::to_string(Elems) +
+                           " summed that call's inputs");
+      }
+    }
+  });
+}
+
 /// The log lines of this process: a rank's, since each runs in a process
 /// of its own.
 std::vector<std::string> &loggedLines() {
@@ -384,6 +409,9 @@ TEST_P(RepeatedCalls, APlanLoadedBetweenRepeatsServesTheNext) {
 INSTANTIATE_TEST_SUITE_P(Shm, RepeatedCalls,
                          ::testing::Values(JobCase{2, "shm"}, JobCase{3, "shm"}), jobName);
 INSTANTIATE_TEST_SUITE_P(Tcp, RepeatedCalls, ::testing::Values(JobCase{2, "tcp"}), jobName);
+INSTANTIATE_TEST_SUITE_P(Mapped, RepeatedCalls,
+                         ::testing::Values(JobCase{2, "shm_mapped"}, JobCase{3, "shm_mapped"}),
+                         jobName);
 
 TEST(LargeMessages, AllReduce64MiBOnFourRanks) {
   ScopedEnv Timeout("CCLC_TIMEOUT_MS", "30000");

@@ -48,7 +48,8 @@ using Collective = std::function<cclcResult_t(const TestBuffer<float> &Send,
 /// refuses more, and that nothing writes its output after the call returned
 /// (a receiver offers its output for peers to write straight into, and
 /// withdraws the offer when the call fails).
-void killMidCollective(const char *TransportName, int RecvPerSend, const Collective &Call) {
+void killMidCollective(const char *TransportName, int RecvPerSend, const Collective &Call,
+                       size_t Count = 1 << 20) {
   constexpr int NRanks = 4, Victim = 2;
   constexpr milliseconds Timeout(1500), KillAfter(30), Slack(2500), Settle(200);
   ScopedTransport Transport(TransportName);
@@ -58,7 +59,7 @@ void killMidCollective(const char *TransportName, int RecvPerSend, const Collect
       [&](int Rank, const cclcUniqueId &Id) {
         cclcComm_t Comm = nullptr;
         ok(cclcCommInitRank(&Comm, NRanks, Id, Rank), "cclcCommInitRank");
-        TestBuffer<float> Send(1 << 20, 1.0f), Recv(Send.size() * RecvPerSend);
+        TestBuffer<float> Send(Count, 1.0f), Recv(Send.size() * RecvPerSend);
         auto Once = [&] { return Call(Send, Recv, Comm); };
         ok(Once(), "the first call");
         cclcResult_t Result = callUntilPeerDies(Rank, Victim, KillAfter, Timeout + Slack, Once);
@@ -82,6 +83,18 @@ TEST_P(Faults, ARankKilledMidAllReduceFailsEveryOtherRankWithinTheTimeout) {
     return cclcAllReduce(Send.data(), Recv.data(), Send.size(), cclcFloat32, cclcSum, Comm,
                          nullptr);
   });
+}
+
+/// Small calls repeat, and a repeat runs its trace (host/Trace.h): a peer
+/// killed in the stream of them fails the others as it fails a large call.
+TEST_P(Faults, ARankKilledMidAStreamOfSmallAllReducesFailsEveryOtherRankWithinTheTimeout) {
+  killMidCollective(
+      GetParam(), 1,
+      [](const auto &Send, auto &Recv, cclcComm_t Comm) {
+        return cclcAllReduce(Send.data(), Recv.data(), Send.size(), cclcFloat32, cclcSum, Comm,
+                             nullptr);
+      },
+      1001);
 }
 
 /// The ring allgather sends its own block while it offers the buffer of the
