@@ -242,6 +242,9 @@ private:
     /// alternating between calls records nothing; null until then, or where
     /// the call is not traced.
     std::unique_ptr<host::Trace> Trace;
+    /// Whether the trace was asked for, so that a call that is not traced
+    /// is not asked about again on every repeat.
+    bool Recorded = false;
   };
   HostReplay LastHostCall;
   /// Whether a call of Asked on Send and Recv, with no stream, repeats

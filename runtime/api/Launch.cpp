@@ -170,8 +170,10 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
   if (!Stream && repeatsLastHostCall(Asked, Send, Recv)) {
     ++Calls;
     HostReplay &L = LastHostCall;
-    if (!L.Trace)
+    if (!L.Recorded) {
       L.Trace = L.A->trace(L.R, hostArgs(*L.A, L.Args));
+      L.Recorded = true;
+    }
     reportErrors(L.R, L.A, runOnHost(L.R, *L.A, L.Args, L.Trace.get()));
     return;
   }
@@ -256,7 +258,7 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
         Errors = &runOnHost(R, *A, Args);
         if (!CopiedAside)
           LastHostCall = {Asked, Send, Recv, net::SharedBuffers::process().changes(),
-                          Table.loaded().size(), Mapped, R, A, Args, nullptr};
+                          Table.loaded().size(), Mapped, R, A, Args, nullptr, false};
       }
     } catch (...) {
       Thrown.assign(1, std::current_exception());
