@@ -3,6 +3,7 @@
 #include "plan/Vocabulary.h"
 #include "runtime/api/Algorithms.h"
 #include "runtime/api/Environment.h"
+#include "runtime/api/LinkSets.h"
 #include "runtime/api/Log.h"
 #include "runtime/api/Types.h"
 
@@ -143,6 +144,10 @@ std::string Algorithm::describe(Target Where) const {
          (ForMapped ? *ForMapped ? ", mapped buffers" : ", unmapped buffers" : "") +
          (Lines != sched::Protocol::Simple && Where == Target::Gpu ? ", " + protocolLabel(Lines)
                                                                   : "") +
+         (SmallNet && Where == Target::Host
+              ? ", calls to " + plan::formatBytes(SmallCallBytes) + " on FIFOs of " +
+                    std::to_string(SmallSlotBytes) + "-byte slots"
+              : "") +
          ", sizes " + Window + ")";
 }
 

@@ -162,6 +162,12 @@ struct Algorithm {
   /// The host connections it runs on, once connected, and their slot size.
   net::Connections *Net = nullptr;
   size_t SlotBytes = 0;
+  /// Where waits yield (the ranks share cores) and its own slots are shaped
+  /// for calls larger than SmallCallBytes (LinkSets.h), the connections
+  /// with many small slots that its calls up to SmallCallBytes run on, and
+  /// their slot size; null otherwise.
+  net::Connections *SmallNet = nullptr;
+  size_t SmallSlotBytes = 0;
 
   /// True when the window holds Bytes.
   bool holds(uint64_t Bytes) const;

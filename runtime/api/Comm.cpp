@@ -22,7 +22,8 @@ bool isAbort(const std::exception_ptr &E) {
 
 Communicator::Communicator(std::unique_ptr<net::Bootstrap> Boot)
     : Boot(std::move(Boot)), Rank(this->Boot->rank()), NRanks(this->Boot->size()),
-      Links(*this->Boot), Table(Rank, NRanks) {}
+      Links(*this->Boot), WaitsYield(net::waitsYieldAnywhere(*this->Boot)),
+      Table(Rank, NRanks) {}
 
 // The members go in reverse order: the GPU context (which first waits for
 // its kernels), threads, memory, algorithms, transports (TCP sends what was

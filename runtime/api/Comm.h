@@ -147,6 +147,14 @@ private:
   /// Connects A's links on the host, with FIFOs shaped for its window
   /// (hostLinkOptions). Collective, as connecting is.
   void connectHost(Algorithm &A);
+  /// Where waits yield, connects the small slots of A's small calls
+  /// (Algorithm::SmallNet), if it has a rank that only sends and its own
+  /// slots are shaped for large calls. For algorithms loaded, not for
+  /// fallbacks: a fallback is connected inside the call that first needs
+  /// it, and ranks that disagree on that call (another root) would connect
+  /// different links and wait out the timeout, where connections that
+  /// already cover their links let the call board name both calls.
+  void connectSmallCalls(Algorithm &A);
   /// The library's ring for R's collective and root (Fallback.h), connected
   /// on the host for host calls.
   Algorithm fallback(const Request &R);
@@ -158,8 +166,10 @@ private:
   const std::vector<std::exception_ptr> &runOnHost(const Request &R, const Algorithm &A,
                                                    const kern::CallArgs &Args,
                                                    const host::Trace *Replay = nullptr);
-  /// What A's host executors take for a call of Args.
-  static host::KernelArgs hostArgs(const Algorithm &A, const kern::CallArgs &Args);
+  /// What A's host executors take for call R of Args: its small-call
+  /// connections where it has them and R fits them, else its own.
+  static host::KernelArgs hostArgs(const Request &R, const Algorithm &A,
+                                   const kern::CallArgs &Args);
   /// "rank 1 called allreduce of 8 KiB (f32, sum) with ring_allreduce#1a2b3c4d
   /// as its call 3 where rank 0 called ...": a message from Peer of the call
   /// Sent where this rank made Expected.
@@ -184,6 +194,12 @@ private:
   int NRanks;
   bool GpuFallback = true;
   LinkSets Links;
+  /// Whether waits yield at some rank of the job (net::waitsYieldAnywhere),
+  /// as where ranks share cores: then a rank that only sends runs ahead as
+  /// far as its FIFOs let it while its receiver waits for the core, and
+  /// algorithms whose slots are shaped for large calls also connect small
+  /// slots for their small calls (connectSmallCalls).
+  bool WaitsYield;
   AlgorithmTable Table;
   Workspace Space;
   ChannelPool Pool;

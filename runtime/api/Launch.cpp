@@ -171,7 +171,7 @@ void Communicator::collective(const Request &Asked, const void *Send, void *Recv
     ++Calls;
     HostReplay &L = LastHostCall;
     if (!L.Recorded) {
-      L.Trace = L.A->trace(L.R, hostArgs(*L.A, L.Args));
+      L.Trace = L.A->trace(L.R, hostArgs(L.R, *L.A, L.Args));
       L.Recorded = true;
     }
     reportErrors(L.R, L.A, runOnHost(L.R, *L.A, L.Args, L.Trace.get()));
@@ -277,11 +277,13 @@ void Communicator::reportErrors(const Request &R, const Algorithm *A,
            Errors);
 }
 
-host::KernelArgs Communicator::hostArgs(const Algorithm &A, const kern::CallArgs &Call) {
+host::KernelArgs Communicator::hostArgs(const Request &R, const Algorithm &A,
+                                        const kern::CallArgs &Call) {
   host::KernelArgs Args;
   static_cast<kern::CallArgs &>(Args) = Call;
-  Args.SlotBytes = A.SlotBytes;
-  Args.Net = A.Net;
+  const bool Small = A.SmallNet && R.bytes() <= SmallCallBytes;
+  Args.SlotBytes = Small ? A.SmallSlotBytes : A.SlotBytes;
+  Args.Net = Small ? A.SmallNet : A.Net;
   return Args;
 }
 
@@ -289,7 +291,7 @@ const std::vector<std::exception_ptr> &Communicator::runOnHost(const Request &R,
                                                                const Algorithm &A,
                                                                const kern::CallArgs &Call,
                                                                const host::Trace *Replay) {
-  const host::KernelArgs Args = hostArgs(A, Call);
+  const host::KernelArgs Args = hostArgs(R, A, Call);
   Links.beginCall(stampOf(R, A.Identity, Calls));
   return Pool.run(A.Shape.Grid.NChannels, [&](int Channel) {
     // An abort heard from elsewhere keeps its cause; spread it further.

@@ -9,6 +9,7 @@
 #include "runtime/exec/Interpreter.h"
 
 #include <algorithm>
+#include <set>
 
 namespace cclc::runtime {
 
@@ -19,6 +20,15 @@ LinkSet allLinks(int NRanks, int NChannels) {
       for (int Channel = 0; From != To && Channel < NChannels; ++Channel)
         Links.emplace(From, To, Channel);
   return Links;
+}
+
+bool someRankOnlySends(const LinkSet &Links) {
+  std::set<int> Senders, Receivers;
+  for (const auto &[From, To, Channel] : Links) {
+    Senders.insert(From);
+    Receivers.insert(To);
+  }
+  return std::ranges::any_of(Senders, [&](int R) { return !Receivers.count(R); });
 }
 
 net::LinkOptions linkOptionsFor(const kern::GridShape &Grid, int32_t BufferSlots) {

@@ -66,6 +66,24 @@ net::LinkOptions hostLinkOptions(const net::LinkOptions &Options,
                                  const kern::ProgramShape &Shape,
                                  std::optional<uint64_t> MaxBytes);
 
+/// Whether some rank sends on a link of Links and receives on none: it
+/// finishes calls without waiting for anyone (a broadcast's root, a
+/// reduce's leaves), so it runs as many calls ahead of its receivers as its
+/// FIFOs have slots; in an exchange every rank waits for a peer each call.
+bool someRankOnlySends(const LinkSet &Links);
+
+/// The largest call that, where waits yield (net::waitsYieldAnywhere: the
+/// ranks share cores), runs on FIFOs shaped for calls of at most this size
+/// (hostLinkOptions) even when its algorithm's window holds larger ones (a
+/// binomial broadcast serves up to 256 KiB at 4 ranks, so its own FIFOs
+/// keep 8 slots of 128 KiB). A stream of 4-byte broadcasts at 4 ranks on 2
+/// cores took 1.0-1.6 us a call on 8 slots and 0.5-0.8 on 64; with a core
+/// per rank the slots made no difference, and a second connection set
+/// costs its setup and a publication of every call's stamp, so ranks whose
+/// waits do not yield connect none, nor do algorithms in which no rank
+/// only sends (someRankOnlySends).
+constexpr uint64_t SmallCallBytes = 4096;
+
 /// True when connections made for Have with HaveOptions carry every link of
 /// Need with FIFOs of at least NeedOptions' shape.
 bool covers(const LinkSet &Have, const net::LinkOptions &HaveOptions, const LinkSet &Need,

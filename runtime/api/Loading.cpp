@@ -121,7 +121,9 @@ void Communicator::loadPlanFile(SourceManager &SM, uint32_t FileId, const std::s
                std::to_string(Options.FullSteps) + ", CCLC_PROOF_STEPS); this rank read its "
                "own program and relies on the proof of cclc compile (cclc plan-check repeats "
                "it)");
-  Table.add(interpreted(std::move(*Plan), "plan " + Name, true));
+  Algorithm A = interpreted(std::move(*Plan), "plan " + Name, true);
+  connectSmallCalls(A);
+  Table.add(std::move(A));
 }
 
 void Communicator::requireFifoBudget(const Algorithm &A) const {
@@ -180,6 +182,18 @@ void Communicator::connectHost(Algorithm &A) {
       Links.connect(A.Links, hostLinkOptions(A.LinkOptions, A.Shape, A.MaxBytes));
   A.Net = Set.Net.get();
   A.SlotBytes = Set.Options.SlotBytes;
+}
+
+void Communicator::connectSmallCalls(Algorithm &A) {
+  if (!WaitsYield || A.MinBytes > SmallCallBytes || !someRankOnlySends(A.Links))
+    return;
+  // Small slots pay where they let a sender run several times as far ahead.
+  const net::LinkOptions Small = hostLinkOptions(A.LinkOptions, A.Shape, SmallCallBytes);
+  if (Small.NumSlots < 2 * hostLinkOptions(A.LinkOptions, A.Shape, A.MaxBytes).NumSlots)
+    return;
+  const LinkSets::Set &Set = Links.connect(A.Links, Small);
+  A.SmallNet = Set.Net.get();
+  A.SmallSlotBytes = Set.Options.SlotBytes;
 }
 
 Algorithm Communicator::fallback(const Request &R) {
@@ -259,8 +273,10 @@ void Communicator::registerTable(std::span<const KernelEntry> Entries, Algorithm
     // Host kernels run on the host's connections, connected now (the plan's,
     // when it is loaded); CUDA kernels on the GPU's, connected at their first
     // call.
-    if (Kind == Algorithm::Executor::Kernel)
+    if (Kind == Algorithm::Executor::Kernel) {
       connectHost(A);
+      connectSmallCalls(A);
+    }
     Table.add(std::move(A));
   }
 }

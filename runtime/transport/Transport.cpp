@@ -6,12 +6,14 @@
 #include "runtime/transport/shm/ShmTransport.h"
 #include "runtime/transport/tcp/TcpTransport.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <sched.h>
 #include <set>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace cclc::net {
 
@@ -69,6 +71,13 @@ bool waitsYield(const Bootstrap &B) {
                    ? CPU_COUNT(&Cores)
                    : int(std::thread::hardware_concurrency());
   return NCores <= 0 || Local > NCores;
+}
+
+bool waitsYieldAnywhere(Bootstrap &B) {
+  std::vector<uint8_t> Yields(size_t(B.size()));
+  Yields[size_t(B.rank())] = waitsYield(B);
+  B.allgather(Yields.data(), 1);
+  return std::find(Yields.begin(), Yields.end(), 1) != Yields.end();
 }
 
 Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,

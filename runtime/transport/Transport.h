@@ -61,6 +61,11 @@ class TcpProxy;
 /// Throws NetError on a malformed CCLC_WAIT_YIELD.
 bool waitsYield(const Bootstrap &B);
 
+/// Whether waits yield at some rank of B's job (waitsYield), the same
+/// answer at every rank: what the ranks connect may depend on it, and they
+/// must connect alike. Collective (an allgather over the bootstrap).
+bool waitsYieldAnywhere(Bootstrap &B);
+
 class Connections final : public host::Links {
 public:
   /// Connects the FIFOs this rank sends on and receives on, in a setup of

@@ -10,7 +10,8 @@
 // same in ranks that may make no memory file (whose workspaces then come from the heap), and
 // over TCP, on 2 to 8 ranks. One more job checks a 64 MiB allreduce on four ranks, and streams of
 // small calls check that the ranks that only send run dozens of calls ahead of their receivers on
-// the FIFOs of a plan whose window holds small calls alone. Repeated calls, which run without
+// the FIFOs of a plan whose window holds small calls alone, and, where waits yield, on the small
+// slots of a plan for every size. Repeated calls, which run without
 // being chosen or placed again, check that a repeat on changed buffers or after a plan was loaded
 // runs as a first call would.
 //
@@ -18,6 +19,7 @@
 
 #include "RuntimeTestSupport.h"
 
+#include "runtime/api/LinkSets.h"
 #include "runtime/api/Types.h"
 
 #include <nlohmann/json.hpp>
@@ -208,6 +210,32 @@ protected:
                                         " calls before the others made one");
   }
 
+  /// Runs a job in which every rank loads Plan and broadcasts from rank 0
+  /// Calls times, CountOf(Call) elements each: the root makes Ahead calls
+  /// before its receivers make any, and each receiver checks every call's
+  /// data, in order, as the slots are reused.
+  void broadcastStream(const std::string &Plan, size_t (*CountOf)(int Call)) const {
+    runJob(GetParam().NRanks, [&](cclcComm_t Comm, int Rank) {
+      ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading the plan");
+      std::vector<float> Buffer;
+      for (int Call = 0; Call < Calls; ++Call) {
+        if (Rank == 0 && Call == Ahead)
+          Done->store(1);
+        if (Rank != 0 && Call == 0)
+          awaitSenders(1);
+        const size_t N = CountOf(Call);
+        Buffer.resize(N);
+        if (Rank == 0)
+          std::iota(Buffer.begin(), Buffer.end(), float(Call));
+        ok(cclcBroadcast(Buffer.data(), Buffer.data(), N, cclcFloat32, 0, Comm, nullptr),
+           "broadcast " + std::to_string(Call));
+        for (size_t I = 0; I < N; ++I)
+          expect(Buffer[I] == float(Call) + float(I),
+                 "broadcast " + std::to_string(Call) + " delivered the root's data");
+      }
+    });
+  }
+
   /// Counts the ranks that made their first Ahead calls; made before the
   /// ranks fork.
   std::atomic<int> *Done = static_cast<std::atomic<int> *>(MAP_FAILED);
@@ -219,24 +247,7 @@ protected:
 TEST_P(SmallCallStreams, ARootRunsDozensOfBroadcastsAheadOfItsReceivers) {
   ScopedTransport Transport(GetParam().Transport);
   ScopedEnv Timeout("CCLC_TIMEOUT_MS", "20000");
-  std::string Plan = smallCallPlan("binomial-broadcast");
-  runJob(GetParam().NRanks, [&](cclcComm_t Comm, int Rank) {
-    ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading the windowed plan");
-    std::vector<float> Buffer(Count);
-    for (int Call = 0; Call < Calls; ++Call) {
-      if (Rank == 0 && Call == Ahead)
-        Done->store(1);
-      if (Rank != 0 && Call == 0)
-        awaitSenders(1);
-      if (Rank == 0)
-        std::iota(Buffer.begin(), Buffer.end(), float(Call));
-      ok(cclcBroadcast(Buffer.data(), Buffer.data(), Count, cclcFloat32, 0, Comm, nullptr),
-         "broadcast " + std::to_string(Call));
-      for (size_t I = 0; I < Count; ++I)
-        expect(Buffer[I] == float(Call) + float(I),
-               "broadcast " + std::to_string(Call) + " delivered the root's data");
-    }
-  });
+  broadcastStream(smallCallPlan("binomial-broadcast"), [](int) { return Count; });
 }
 
 /// The leaves of the binomial reduce to rank 0 (the upper half of the
@@ -266,6 +277,21 @@ TEST_P(SmallCallStreams, ReduceLeavesRunDozensOfCallsAheadOfTheRoot) {
                "reduce " + std::to_string(Call) + " combined every rank's data");
     }
   });
+}
+
+/// Where waits yield, as where ranks share cores, a broadcast plan for
+/// every size (whose own FIFOs keep 8 slots of 128 KiB) runs its calls up
+/// to SmallCallBytes on FIFOs of small slots: the root makes Ahead calls of
+/// 4 KiB before its receivers make any; then calls of 4 KiB and of 64 KiB
+/// take turns, each kind on its own FIFOs, and every call delivers the
+/// root's data.
+TEST_P(SmallCallStreams, WhereWaitsYieldARootRunsAheadOnAPlanForEverySize) {
+  ScopedTransport Transport(GetParam().Transport);
+  ScopedEnv Timeout("CCLC_TIMEOUT_MS", "20000");
+  ScopedEnv Yield("CCLC_WAIT_YIELD", "1");
+  static_assert(Count * sizeof(float) == runtime::SmallCallBytes);
+  broadcastStream(compilePlan("binomial-broadcast", GetParam().NRanks),
+                  [](int Call) { return Call > Ahead && Call % 2 ? 16 * Count : Count; });
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, SmallCallStreams,
