@@ -84,8 +84,9 @@ RankLinks rankLinks(const LinkSet &Links, int Rank) {
 LinkSets::LinkSets(net::Bootstrap &Boot)
     : ConnectionSets(Boot.rank(),
                      [this, &Boot](const RankLinks &Mine, const net::LinkOptions &Options) {
-                       auto Net = std::make_unique<net::Connections>(Boot, Mine.Sends,
-                                                                     Mine.Recvs, Options);
+                       auto Net = std::make_unique<net::Connections>(
+                           Boot, Mine.Sends, Mine.Recvs, Options, net::SetupScope::Collective,
+                           &Boards);
                        logSingleCopy(*Net);
                        return Net;
                      }),

@@ -206,6 +206,9 @@ private:
   void logSingleCopy(const net::Connections &Net);
 
   net::Bootstrap &Boot;
+  /// The sets' call boards, one per peer, so that a call is published once
+  /// per peer rather than once per set.
+  net::SharedBoards Boards;
   /// By peer.
   std::vector<net::Connections *> Pairs;
   bool Info;

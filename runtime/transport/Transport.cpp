@@ -81,7 +81,7 @@ bool waitsYieldAnywhere(Bootstrap &B) {
 }
 
 Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
-                         const LinkOptions &Options, SetupScope Scope)
+                         const LinkOptions &Options, SetupScope Scope, SharedBoards *Shared)
     : Rank(B.rank()), Timeout(B.timeout()), Patience(waitPatience()), Yields(waitsYield(B)),
       SingleCopyMin(singleCopyMin()) {
   LinkSetup Setup(B, Sends, Recvs, Options, TransportKind::Shm, Scope);
@@ -110,9 +110,27 @@ Connections::Connections(Bootstrap &B, std::span<const Link> Sends, std::span<co
       [&](int Peer, int Channel, bool Send) { return newTcpFifo(Peer, Channel, Send, Options); },
       LocalAbort, [this](const std::string &Cause) { abort(Cause); }, nullptr,
       [this] { return failure(); });
+  // Last, so that Shared never keeps a board of connections that failed.
+  shareBoards(Shared);
 }
 
 Connections::~Connections() { Proxy.reset(); }
+
+void Connections::shareBoards(SharedBoards *Shared) {
+  for (size_t I = 0; I < Ends.size(); ++I) {
+    const SegmentEnd &E = Ends[I];
+    const bool BothWays = std::count_if(Ends.begin(), Ends.end(), [&](const SegmentEnd &O) {
+                            return O.Peer == E.Peer;
+                          }) == 2;
+    if (!Shared || (!Shared->find(E.Peer) && (!BothWays || E.Made == (Rank < E.Peer)))) {
+      Published.push_back(&Boards[I]);
+      if (Shared)
+        Shared->add(E.Peer, &Boards[I]);
+    }
+  }
+  for (size_t I = 0; I < Ends.size(); ++I)
+    Ends[I].Wait->Stall = Shared ? Shared->find(Ends[I].Peer) : &Boards[I];
+}
 
 const host::Waiter *Connections::addWaiter(const std::atomic<uint32_t> &Abort,
                                            std::chrono::microseconds Patience,
@@ -120,14 +138,17 @@ const host::Waiter *Connections::addWaiter(const std::atomic<uint32_t> &Abort,
   return &Waiters.emplace_back(host::Waiter{&Abort, Timeout, Patience, Stall, Yields});
 }
 
-const CallBoard *Connections::addBoard(int Side) {
-  return &Boards.emplace_back(Segments.back()->boardMemory(), Side, &Call);
+const host::Waiter *Connections::addSegmentEnd(int Peer, int Side) {
+  Boards.emplace_back(Segments.back()->boardMemory(), Side, &Call);
+  addWaiter(Segments.back()->abortWord(), Patience);
+  Ends.push_back({Peer, /*Made=*/Side == 0, &Waiters.back()});
+  return &Waiters.back();
 }
 
 void Connections::beginCall(const kern::CallStamp &Stamp) {
   Call = Stamp;
-  for (CallBoard &Board : Boards)
-    Board.publish(Stamp);
+  for (CallBoard *Board : Published)
+    Board->publish(Stamp);
 }
 
 void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
@@ -143,7 +164,7 @@ void Connections::createSegments(LinkSetup &Setup, const LinkOptions &Options,
                           .get();
     Created[Peer] = Seg;
     P.Offer = Seg->name();
-    const host::Waiter *W = addWaiter(Seg->abortWord(), Patience, addBoard(/*Side=*/0));
+    const host::Waiter *W = addSegmentEnd(Peer, /*Side=*/0);
     SenderBuffers *Reads =
         (SenderMemory[Peer] = std::make_unique<SenderBuffers>([Seg] { return Seg->senderProcess(); }))
             .get();
@@ -165,7 +186,7 @@ void Connections::attachSegment(int Peer, const PeerLinks &P, const LinkOptions 
                                                               Options.NumSlots, Options.SlotBytes));
   // Both sides have mapped the segment: its name is no longer needed.
   ShmSegment::removeOffered(P.PeerOffer, Peer, Rank);
-  const host::Waiter *W = addWaiter(Seg.abortWord(), Patience, addBoard(/*Side=*/1));
+  const host::Waiter *W = addSegmentEnd(Peer, /*Side=*/1);
   Seg.introduceSender();
   auto [Pid, WhyNot] = Seg.receiverProcess();
   PeerBuffers *Mapped = nullptr;

@@ -66,12 +66,33 @@ bool waitsYield(const Bootstrap &B);
 /// must connect alike. Collective (an allgather over the bootstrap).
 bool waitsYieldAnywhere(Bootstrap &B);
 
+/// The call boards that the connection sets of one communicator share: for
+/// each shared-memory peer, the board of one segment of the first set that
+/// connects the two ranks (every rank makes the sets in the same order), so
+/// that a call is published once per peer however many sets there are, and
+/// a wait on any set reads the peer's call there.
+class SharedBoards {
+public:
+  /// Peer's board; null before a set gave it one.
+  CallBoard *find(int Peer) const {
+    auto It = ByPeer.find(Peer);
+    return It == ByPeer.end() ? nullptr : It->second;
+  }
+  void add(int Peer, CallBoard *Board) { ByPeer.emplace(Peer, Board); }
+
+private:
+  std::map<int, CallBoard *> ByPeer;
+};
+
 class Connections final : public host::Links {
 public:
   /// Connects the FIFOs this rank sends on and receives on, in a setup of
-  /// Scope.
+  /// Scope. With Shared, its waits check stalls on the peers' shared boards,
+  /// and it publishes calls on those of its boards that it adds there;
+  /// without, on every board of its own. Shared outlives the connections.
   Connections(Bootstrap &B, std::span<const Link> Sends, std::span<const Link> Recvs,
-              const LinkOptions &Options = {}, SetupScope Scope = SetupScope::Collective);
+              const LinkOptions &Options = {}, SetupScope Scope = SetupScope::Collective,
+              SharedBoards *Shared = nullptr);
   /// Sends what the executors posted (TCP), then disconnects.
   ~Connections() override;
   Connections(const Connections &) = delete;
@@ -85,9 +106,10 @@ public:
   /// the first received on each carry it too or fail with
   /// host::CallMismatch. The runtime stamps each collective call before it
   /// runs.
-  /// The stamp is also published to the call board of every shared-memory
-  /// segment, so that peers stalled on this rank can tell whether it makes
-  /// their call (CallBoard.h); the runtime begins each call on every
+  /// The stamp is also published to the call boards these connections
+  /// publish on (one per shared-memory peer of the communicator, or each
+  /// segment's), so that peers stalled on this rank can tell whether it
+  /// makes their call (CallBoard.h); the runtime begins each call on every
   /// connection set, whichever the call runs on.
   void beginCall(const kern::CallStamp &Stamp);
 
@@ -130,8 +152,17 @@ private:
   /// the messages it leaves there.
   std::map<int, std::unique_ptr<SenderBuffers>> SenderMemory;
   /// Each segment's call board, as this rank's side sees it; stable
-  /// addresses, since the segment's waiter checks stalls with it.
+  /// addresses, since waiters check stalls with boards. Abort causes go on
+  /// every board, calls on those of Published.
   std::deque<CallBoard> Boards;
+  std::vector<CallBoard *> Published;
+  /// Each segment's peer, whether this rank made it, and its waiter.
+  struct SegmentEnd {
+    int Peer;
+    bool Made;
+    host::Waiter *Wait;
+  };
+  std::vector<SegmentEnd> Ends;
   /// Process memory of the TCP links' FIFOs.
   struct alignas(64) CacheLine {
     std::byte Bytes[64];
@@ -156,8 +187,15 @@ private:
   const host::Waiter *addWaiter(const std::atomic<uint32_t> &Abort,
                                 std::chrono::microseconds Patience,
                                 const host::StallCheck *Stall = nullptr);
-  /// The board of the segment just added to Segments, this rank on Side.
-  const CallBoard *addBoard(int Side);
+  /// A waiter for the segment just added to Segments, shared with Peer,
+  /// and its board, this rank on Side; the waiter checks stalls once
+  /// shareBoards has chosen the board.
+  const host::Waiter *addSegmentEnd(int Peer, int Side);
+  /// Chooses, for each segment's waiter, the board it checks stalls on and
+  /// the boards calls are published on (see the constructor), adding to
+  /// Shared the boards of peers it has none for: where the two ranks send
+  /// both ways, the board of the segment the lower rank made.
+  void shareBoards(SharedBoards *Shared);
 };
 
 } // namespace cclc::net

@@ -26,6 +26,8 @@
 
 #include "ring-allreduce.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <optional>
 
@@ -50,10 +52,12 @@ constexpr std::byte GuardByte{0xa5};
 /// stopped without.
 constexpr int NamedBoth = 10, StoppedNamingBoth = 11, Stopped = 12;
 
-/// How the odd rank's call differs from the others'. The last two exchange
-/// no message of the other call: ranks that disagree on a reduction's root
-/// both wait to receive, and an allgather on the ring sends where the
-/// others, whose allreduce runs on the butterfly, do not read.
+/// How the odd rank's call differs from the others'. The last three
+/// exchange no message of the other call: ranks that disagree on a
+/// reduction's root both wait to receive (on the fallback ring, or each on
+/// a plan of its own whose connections are not the first between them), and
+/// an allgather on the ring sends where the others, whose allreduce runs on
+/// the butterfly, do not read.
 enum class Difference {
   Count,
   Type,
@@ -64,6 +68,7 @@ enum class Difference {
   SkippedCall,
   Kernel,
   ReduceRoot,
+  PlannedReduceRoot,
   Connections,
 };
 
@@ -88,6 +93,7 @@ const Case Cases[] = {
 const Case SilentCases[] = {
     {"ReduceRoot", Difference::ReduceRoot, 2},
     {"ReduceRoot", Difference::ReduceRoot, 3},
+    {"PlannedReduceRoot", Difference::PlannedReduceRoot, 2},
     {"Connections", Difference::Connections, 4},
 };
 
@@ -100,7 +106,7 @@ perf::Call callOf(const Case &K, int Rank) {
     C.Collective = CollectiveKind::Broadcast;
     C.Count = RootCount;
   }
-  if (K.What == Difference::ReduceRoot)
+  if (K.What == Difference::ReduceRoot || K.What == Difference::PlannedReduceRoot)
     C.Collective = CollectiveKind::Reduce;
   if (Rank != Odd)
     return C;
@@ -110,7 +116,8 @@ perf::Call callOf(const Case &K, int Rank) {
   case Difference::Op:
   case Difference::Kernel: C.Op = cclcMax; break;
   case Difference::Root:
-  case Difference::ReduceRoot: C.Root = 1; break;
+  case Difference::ReduceRoot:
+  case Difference::PlannedReduceRoot: C.Root = 1; break;
   case Difference::Connections: C.Collective = CollectiveKind::AllGather; break;
   case Difference::Collective: C.Collective = CollectiveKind::AllGather; break;
   case Difference::Plan:
@@ -228,6 +235,19 @@ std::vector<int> runCase(const char *Transport, const Case &K) {
   std::string Ring, Finer, Butterfly;
   if (K.What == Difference::Connections)
     Butterfly = compilePlan("butterfly-allreduce", K.NRanks);
+  // The ring connects both ways first, so the ranks' call boards are its;
+  // then a binomial reduce to each root, with more slots than the ring's
+  // so that each has connections of its own, where the two ranks wait.
+  std::vector<std::string> Planned;
+  if (K.What == Difference::PlannedReduceRoot) {
+    Planned.push_back(compilePlan("ring-allreduce", K.NRanks));
+    for (int Root : {0, 1}) {
+      nlohmann::json Reduce =
+          nlohmann::json::parse(compilePlan("binomial-reduce", K.NRanks, {.Root = Root}));
+      Reduce["buffer_slots"] = 16;
+      Planned.push_back(Reduce.dump());
+    }
+  }
   if (K.What == Difference::Plan) {
     Ring = compilePlan("ring-allreduce", K.NRanks);
     Finer = compilePlan("ring-allreduce", K.NRanks, {.ChunksFactor = 2});
@@ -247,6 +267,8 @@ std::vector<int> runCase(const char *Transport, const Case &K) {
         if (K.What == Difference::Connections)
           ok(cclcCommLoadPlanText(Comm, Butterfly.data(), Butterfly.size()),
              "loading the butterfly");
+        for (const std::string &Plan : Planned)
+          ok(cclcCommLoadPlanText(Comm, Plan.data(), Plan.size()), "loading a plan");
         if (K.What == Difference::Kernel)
           ok(cclcCommRegisterKernels(Comm, gen::ring_allreduce_kernels,
                                      std::size(gen::ring_allreduce_kernels)),

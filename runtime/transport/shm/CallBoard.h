@@ -11,8 +11,9 @@
 //   outlasted its patience reads its peer's record (a StallCheck) and stops
 //   at once when the peer is at the same call number with another stamp, or
 //   went on to a later call without sending (or taking) what this rank waits
-//   for, instead of at its timeout. The runtime publishes every call to
-//   every segment of every connection set, whichever the call runs on.
+//   for, instead of at its timeout. The connection sets of a communicator
+//   share one board per pair of ranks (net::SharedBoards), to which the
+//   runtime publishes every call, whichever set the call runs on.
 // - The cause of its abort, so that the ranks stopped by the abort word say
 //   what went wrong at its origin (both calls of a mismatch, a timeout, a
 //   dead rank), not only who stopped them.
